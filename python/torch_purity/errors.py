@@ -1,0 +1,35 @@
+"""The errors Purity raises: each names its stage, and the op and source line when known."""
+
+from __future__ import annotations
+
+
+class PurityError(Exception):
+    """A located, user-facing failure of one pipeline stage.
+
+    `stage` is one of "trace", "import", "functionalize", "lower", "compile",
+    "run"; `op` the ATen or Torch-dialect op name; `source` "file:line" of the
+    user's code where known.
+    """
+
+    def __init__(
+        self,
+        stage: str,
+        message: str,
+        *,
+        op: str | None = None,
+        source: str | None = None,
+    ) -> None:
+        self.stage = stage
+        self.message = message
+        self.op = op
+        self.source = source
+        super().__init__(self._render())
+
+    def _render(self) -> str:
+        where = ""
+        if self.op:
+            where += f" op {self.op}"
+        if self.source:
+            where += f" at {self.source}"
+        head = f"{self.stage} failed" + (f" on{where}" if where else "")
+        return f"{head}: {self.message}"

@@ -1,0 +1,444 @@
+"""FX graph -> mutable Torch IR.
+
+Reused from torch-mlir's `FxImporter` (torch_mlir.extras.fx_importer): the
+context cache (dtype and type construction), schema-driven operand import
+(`_import_argument`, defaults, literals, scalar promotion), constant and
+get_attr handling, node canonicalizations, and the node loop (`import_nodes`).
+
+Added here, because FxImporter assumes a functional graph:
+- result and argument types come from an alias analysis of the graph: a
+  tensor whose storage is written or aliased is `!torch.tensor`, so in-place
+  ops, out= ops, views and metadata mutations keep their aliasing in the IR;
+- multi-output views unpack to `!torch.tensor` elements;
+- tensor lists read at an op snapshot their non-value members with
+  `torch.copy.to_vtensor`;
+- ops the Torch dialect does not register are never emitted as
+  `torch.operator`: they are decomposed beforehand or rejected with a located
+  error; `aten.as_strided` is kept as a view instead of being rewritten;
+- each location is NameLoc(ATen op name) around the user's file:line frames;
+- function argument attributes record each tensor input's sizes, strides,
+  storage offset, storage group and name.
+"""
+
+from __future__ import annotations
+
+import operator
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import torch
+import torch.fx as fx
+from torch._decomp import decomposition_table as _pytorch_decompositions
+from torch.fx.experimental.proxy_tensor import make_fx
+from torch_mlir.dialects import func as func_dialect
+from torch_mlir.extras import fx_importer as tm_fx
+from torch_mlir.ir import (
+    ArrayAttr,
+    Block,
+    Context,
+    DenseI64ArrayAttr,
+    DictAttr,
+    FunctionType,
+    InsertionPoint,
+    IntegerAttr,
+    IntegerType,
+    Location,
+    Module,
+    Operation,
+    StringAttr,
+    Type as IrType,
+)
+
+from ..errors import PurityError
+from .alias_analysis import AliasClasses, analyze_aliases
+from .locations import node_location, op_display_name, register_user_code, source_of
+
+# Function argument attributes written by the importer and read by passes.
+ATTR_INPUT_NAME = "purity.input"
+ATTR_SIZES = "purity.sizes"
+ATTR_STRIDES = "purity.strides"
+ATTR_STORAGE_OFFSET = "purity.storage_offset"
+ATTR_STORAGE_GROUP = "purity.storage_group"
+
+_MAX_DECOMPOSITION_ROUNDS = 6
+
+
+@dataclass(frozen=True)
+class InputDescription:
+    """One function argument: its name and, for a tensor, the caller's tensor."""
+
+    name: str
+    value: object
+
+
+def new_context() -> Context:
+    context = Context()
+    from torch_mlir.dialects import torch as torch_dialect
+
+    torch_dialect.register_dialect(context)
+    return context
+
+
+def mlir_op_name(target: torch._ops.OpOverload) -> str:
+    return tm_fx._get_mlir_op_name_for_schema(target._schema)
+
+
+# ----------------------------------------------------------------------------
+# Tracing
+# ----------------------------------------------------------------------------
+
+
+def _flatten_module(
+    module: torch.nn.Module, example_inputs: Sequence[object]
+) -> tuple[Callable[..., object], list[InputDescription]]:
+    """Parameters, then buffers (in named_* order), then user inputs."""
+    state = [("param", n, t) for n, t in module.named_parameters()]
+    state += [("buffer", n, t) for n, t in module.named_buffers()]
+    names = [name for _, name, _ in state]
+
+    def call_with_state(*args: object) -> object:
+        bound = dict(zip(names, args[: len(names)]))
+        return torch.func.functional_call(module, bound, tuple(args[len(names) :]))
+
+    described = [InputDescription(f"{kind}:{name}", t) for kind, name, t in state]
+    described += [InputDescription(f"input:{i}", v) for i, v in enumerate(example_inputs)]
+    return call_with_state, described
+
+
+def _trace(
+    fn: Callable[..., object],
+    inputs: Sequence[object],
+    decompositions: dict,
+    preserve_meta: bool,
+) -> fx.GraphModule:
+    tracer = make_fx(
+        fn,
+        decomposition_table=decompositions,
+        tracing_mode="fake",
+        record_stack_traces=True,
+    )
+    try:
+        if preserve_meta:
+            with torch.fx.traceback.preserve_node_meta():
+                return tracer(*inputs)
+        return tracer(*inputs)
+    except PurityError:
+        raise
+    except Exception as error:  # make_fx surfaces user and PyTorch errors alike
+        raise PurityError("trace", f"{type(error).__name__}: {error}") from error
+
+
+def _unregistered_targets(gm: fx.GraphModule, context: Context) -> set[torch._ops.OpOverload]:
+    return {
+        node.target
+        for node in gm.graph.nodes
+        if node.op == "call_function"
+        and isinstance(node.target, torch._ops.OpOverload)
+        and node.target not in tm_fx.NODE_CANONICALIZE
+        and not context.is_registered_operation(mlir_op_name(node.target))
+    }
+
+
+def trace_to_aten(
+    entry: Callable[..., object] | torch.nn.Module | fx.GraphModule,
+    example_inputs: Sequence[object],
+    context: Context,
+) -> tuple[fx.GraphModule, list[InputDescription]]:
+    """make_fx without functionalization, then decomposes ops the dialect lacks."""
+    if isinstance(entry, fx.GraphModule):
+        fn, inputs = entry, [InputDescription(f"input:{i}", v) for i, v in enumerate(example_inputs)]
+        if all("val" in n.meta for n in entry.graph.nodes if n.op != "output"):
+            gm = entry
+        else:
+            gm = _trace(fn, example_inputs, {}, preserve_meta=True)
+    else:
+        if isinstance(entry, torch.nn.Module):
+            fn, inputs = _flatten_module(entry, example_inputs)
+        else:
+            fn, inputs = entry, [InputDescription(f"input:{i}", v) for i, v in enumerate(example_inputs)]
+        register_user_code(entry)
+        gm = _trace(fn, [d.value for d in inputs], {}, preserve_meta=False)
+
+    decompositions: dict = {}
+    for _ in range(_MAX_DECOMPOSITION_ROUNDS):
+        missing = _unregistered_targets(gm, context)
+        new = {op: _pytorch_decompositions[op] for op in missing if op in _pytorch_decompositions}
+        new = {op: d for op, d in new.items() if op not in decompositions}
+        if not new:
+            break
+        decompositions.update(new)
+        gm = _trace(fn, [d.value for d in inputs], decompositions, preserve_meta=isinstance(entry, fx.GraphModule))
+    return gm, inputs
+
+
+# ----------------------------------------------------------------------------
+# Importing
+# ----------------------------------------------------------------------------
+
+
+class _MutableAwareContextCache(tm_fx.ContextCache):
+    """Types a node `!torch.tensor` when its storage is written or aliased."""
+
+    __slots__ = ["aliases"]
+
+    def node_val_to_type(self, node: fx.Node, *, mutable: bool = False) -> IrType:
+        non_value = mutable or (self.aliases is not None and self.aliases.is_non_value(node))
+        if non_value and isinstance(node.meta.get("val"), (list, tuple)):
+            return IrType.parse("!torch.list<tensor>", context=self._c)
+        return super().node_val_to_type(node, mutable=non_value)
+
+    def get_node_location(self, node: fx.Node) -> Location | None:
+        if node.op != "call_function":
+            return None
+        return node_location(node, self._c)
+
+
+class _MutableGraphNodeImporter(tm_fx.GraphNodeImporter):
+    """GraphNodeImporter that keeps aliasing and refuses unregistered ops."""
+
+    __slots__ = ["aliases"]
+
+    def _import_torch_op_overload(self, loc, node, concrete_target=None):
+        canonical = tm_fx.node_canonicalize(node)
+        if not canonical:
+            return
+        node = canonical
+        target = _scalar_overload(node)
+        schema = target._schema
+        op_name = mlir_op_name(target)
+        if not self._c.is_registered_operation(op_name):
+            raise PurityError(
+                "import",
+                f"the Torch dialect has no op '{op_name}' and PyTorch has no "
+                "decomposition for it",
+                op=op_display_name(node),
+                source=source_of(node),
+            )
+        for parameter in schema.arguments:
+            if (
+                parameter.alias_info is not None
+                and parameter.alias_info.is_write
+                and isinstance(parameter.type, torch.ListType)
+            ):
+                raise PurityError(
+                    "import",
+                    f"in-place writes into a list of tensors ('{parameter.name}') are not supported",
+                    op=op_display_name(node),
+                    source=source_of(node),
+                )
+        result_types = self._result_types(node, schema)
+        if len(result_types) > 1:
+            self._multi_result_nodes.add(node)
+        operands = []
+        for index, parameter in enumerate(schema.arguments):
+            if index < len(node.args):
+                operands.append(self._import_argument(loc, node.args[index], parameter.type))
+            elif parameter.name in node.kwargs:
+                operands.append(self._import_argument(loc, node.kwargs[parameter.name], parameter.type))
+            else:
+                operands.append(self._import_default_value(loc, parameter.default_value, parameter.type))
+        if any(p.alias_info is not None and p.alias_info.is_write for p in schema.arguments):
+            # The dialect's in-place and out= ops take only non-value tensors.
+            operands = [_as_non_value(v, loc) for v in operands]
+        operation = Operation.create(op_name, results=result_types, operands=operands, loc=loc)
+        for index, value in enumerate(operation.results):
+            self.bind_node_value(node, value, index)
+
+    def _result_types(self, node: fx.Node, schema) -> list[IrType]:
+        if len(schema.returns) <= 1:
+            return self._unpack_node_result_types(node, schema)
+        mutable = self.aliases.is_non_value(node)
+        return [self._cc.value_info_to_type(v, mutable=mutable) for v in node.meta["val"]]
+
+    def _import_getitem(self, loc: Location, node: fx.Node):
+        source = node.args[0]
+        if source in self._multi_result_nodes or not self.aliases.is_non_value(source):
+            return super()._import_getitem(loc, node)
+        if source not in self._unpack_list_values:
+            listed = self.resolve_node_value(source)
+            element_types = [
+                self._cc.value_info_to_type(v, mutable=True) for v in source.meta["val"]
+            ]
+            unpack = Operation.create(
+                "torch.prim.ListUnpack", results=element_types, operands=[listed], loc=loc
+            )
+            self._unpack_list_values[source] = tuple(unpack.results)
+        self.bind_node_value(node, self._unpack_list_values[source][node.args[1]])
+
+    def _import_list_argument(self, loc, arg, expected_jit_type):
+        nodes = [a for a in arg if isinstance(a, fx.Node)]
+        if not any(self.aliases.is_non_value(n) for n in nodes):
+            return super()._import_list_argument(loc, arg, expected_jit_type)
+        element = expected_jit_type.getElementType() if expected_jit_type else None
+        optional = isinstance(element, torch.OptionalType)
+        operands = []
+        with loc:
+            for item in arg:
+                if item is None:
+                    operands.append(Operation.create("torch.constant.none", results=[IrType.parse("!torch.none")]).result)
+                    continue
+                value = self.resolve_node_value(item)
+                if self.aliases.is_non_value(item):
+                    value = Operation.create(
+                        "torch.copy.to_vtensor",
+                        results=[_value_type_of(value)],
+                        operands=[value],
+                    ).result
+                operands.append(value)
+            list_type = "!torch.list<optional<vtensor>>" if optional else "!torch.list<vtensor>"
+            return Operation.create(
+                "torch.prim.ListConstruct", results=[IrType.parse(list_type)], operands=operands
+            ).result
+
+    def _import_hop(self, loc, node, hop):
+        raise PurityError(
+            "import",
+            f"higher-order operator '{hop.name()}' (control flow) is not supported",
+            op=str(hop.name()),
+            source=source_of(node),
+        )
+
+
+def _scalar_overload(node: fx.Node) -> torch._ops.OpOverload:
+    """`aten.mul_.Tensor(t, 3)` -> `aten.mul_.Scalar`: the same semantics
+    (a Python number is a wrapped scalar either way) without a 0-d literal."""
+    target = node.target
+    if (
+        target._overloadname == "Tensor"
+        and len(node.args) > 1
+        and isinstance(node.args[1], (int, float, bool))
+    ):
+        return getattr(target.overloadpacket, "Scalar", target)
+    return target
+
+
+def _as_non_value(value, loc: Location):
+    text = str(value.type)
+    if not text.startswith("!torch.vtensor"):
+        return value
+    non_value_type = IrType.parse(text.replace("!torch.vtensor", "!torch.tensor", 1), value.type.context)
+    return Operation.create(
+        "torch.copy.to_tensor", results=[non_value_type], operands=[value], loc=loc
+    ).result
+
+
+def _value_type_of(non_value) -> IrType:
+    return IrType.parse(str(non_value.type).replace("!torch.tensor", "!torch.vtensor", 1))
+
+
+def _storage_groups(inputs: Sequence[InputDescription]) -> list[int | None]:
+    """A group id per input: inputs with equal ids share one storage."""
+    ids: dict[object, int] = {}
+    groups: list[int | None] = []
+    for described in inputs:
+        value = described.value
+        if not isinstance(value, torch.Tensor):
+            groups.append(None)
+            continue
+        storage = value.untyped_storage()
+        key = storage.data_ptr() if storage.nbytes() > 0 else ("empty", id(value))
+        groups.append(ids.setdefault(key, len(ids)))
+    return groups
+
+
+def _argument_attributes(inputs: Sequence[InputDescription], groups: list[int | None], context: Context) -> ArrayAttr:
+    i64 = IntegerType.get_signless(64, context=context)
+    dicts = []
+    for described, group in zip(inputs, groups):
+        entries = {ATTR_INPUT_NAME: StringAttr.get(described.name, context=context)}
+        value = described.value
+        if isinstance(value, torch.Tensor):
+            entries[ATTR_SIZES] = DenseI64ArrayAttr.get(list(value.shape), context=context)
+            entries[ATTR_STRIDES] = DenseI64ArrayAttr.get(list(value.stride()), context=context)
+            entries[ATTR_STORAGE_OFFSET] = IntegerAttr.get(i64, value.storage_offset())
+            entries[ATTR_STORAGE_GROUP] = IntegerAttr.get(i64, group)
+        dicts.append(DictAttr.get(entries, context=context))
+    return ArrayAttr.get(dicts, context=context)
+
+
+def import_graph(
+    gm: fx.GraphModule,
+    inputs: Sequence[InputDescription],
+    context: Context,
+    func_name: str = "main",
+) -> Module:
+    """Imports an ATen-level graph (with meta['val']) as one public function."""
+    placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
+    if len(placeholders) != len(inputs):
+        raise PurityError(
+            "import",
+            f"the graph has {len(placeholders)} inputs but {len(inputs)} example inputs were given",
+        )
+    groups = _storage_groups(inputs)
+    shared = {}
+    for node, group in zip(placeholders, groups):
+        if group is not None:
+            shared.setdefault(group, []).append(node)
+    aliases = analyze_aliases(gm.graph, [members for members in shared.values() if len(members) > 1])
+
+    importer = tm_fx.FxImporter(context=context)
+    cache = _MutableAwareContextCache(context, py_attr_tracker=importer._py_attr_tracker)
+    cache.aliases = aliases
+    importer._cc = cache
+
+    output = next(n for n in gm.graph.nodes if n.op == "output")
+    results = output.args[0] if isinstance(output.args[0], (list, tuple)) else [output.args[0]]
+    result_types = []
+    for result in results:
+        if not isinstance(result, fx.Node):
+            raise PurityError("import", f"non-tensor constant output {result!r} is not supported")
+        result_types.append(cache.node_val_to_type(result))
+    try:
+        argument_types = [cache.node_val_to_type(n) for n in placeholders]
+    except NotImplementedError as error:
+        raise PurityError("import", f"unsupported input: {error}") from error
+
+    with context, Location.unknown():
+        function_type = FunctionType.get(argument_types, result_types)
+        function = func_dialect.FuncOp(func_name, function_type, ip=importer._m_ip)
+        function.attributes["arg_attrs"] = _argument_attributes(inputs, groups, context)
+        block = Block.create_at_start(function.body, function_type.inputs)
+    node_importer = _MutableGraphNodeImporter(importer, context, cache, block)
+    node_importer.aliases = aliases
+    try:
+        node_importer.import_nodes(gm.graph.nodes)
+    except PurityError:
+        raise
+    except Exception as error:
+        failing = _first_unbound_node(gm, node_importer)
+        raise PurityError(
+            "import",
+            f"{type(error).__name__}: {error}",
+            op=op_display_name(failing) if failing is not None else None,
+            source=source_of(failing) if failing is not None else None,
+        ) from error
+    module = importer.module
+    if not module.operation.verify():
+        raise PurityError("import", "the imported module does not verify")
+    return module
+
+
+def _first_unbound_node(gm: fx.GraphModule, node_importer) -> fx.Node | None:
+    for node in gm.graph.nodes:
+        if node.op == "call_function" and (node, 0) not in node_importer._v and node.target is not operator.getitem:
+            return node
+    return None
+
+
+def import_fx(
+    entry: Callable[..., object] | torch.nn.Module | fx.GraphModule,
+    *example_inputs: object,
+    context: Context | None = None,
+    func_name: str = "main",
+) -> Module:
+    """Imports a PyTorch program into mutable Torch IR, mutation and aliasing intact.
+
+    `entry` is a Python callable, an `nn.Module` (its parameters, then its
+    buffers, in `named_parameters()` / `named_buffers()` order, become the
+    leading function arguments, followed by the forward inputs) or an
+    ATen-level `fx.GraphModule`. Tracing uses fake tensors: the example inputs
+    are never written.
+    """
+    context = context or new_context()
+    gm, inputs = trace_to_aten(entry, example_inputs, context)
+    return import_graph(gm, inputs, context, func_name=func_name)

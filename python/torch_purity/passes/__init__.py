@@ -1,0 +1,31 @@
+"""Purity's MLIR passes: one pass per module, found by name in `PASSES`.
+
+The registry is lazy: a pass module is imported only when its pass is used.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+
+from .base import ModulePass, PassFailed, PassOptionError
+
+_PASS_MODULES: dict[str, tuple[str, str]] = {
+    "purity-functionalize": ("functionalize", "Functionalize"),
+}
+
+
+def _loader(module: str, cls: str) -> Callable[[], type[ModulePass]]:
+    return lambda: getattr(importlib.import_module(f"{__name__}.{module}"), cls)
+
+
+PASSES: dict[str, Callable[[], type[ModulePass]]] = {
+    name: _loader(module, cls) for name, (module, cls) in _PASS_MODULES.items()
+}
+
+
+def get_pass(name: str) -> type[ModulePass]:
+    return PASSES[name]()
+
+
+__all__ = ["PASSES", "ModulePass", "PassFailed", "PassOptionError", "get_pass"]

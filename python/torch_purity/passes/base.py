@@ -1,0 +1,79 @@
+"""The shape every Purity pass has: a frozen dataclass with a name and typed options.
+
+A pass runs as a real MLIR pass: `add_to(pm)` appends it to a
+`PassManager` next to C++ passes, so `--mlir-print-ir-after-all`, timing and
+the verifier see it like any other pass. Passes are anchored on
+`builtin.module` because Python-defined passes cannot be cloned for nested
+anchors.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import ClassVar, get_type_hints
+
+from torch_mlir.ir import Operation
+from torch_mlir.passmanager import PassManager
+
+
+class PassFailed(Exception):
+    """Raised inside a pass after it has emitted its diagnostics."""
+
+
+class PassOptionError(ValueError):
+    pass
+
+
+@dataclass(frozen=True)
+class ModulePass:
+    """Base class. Subclasses set `name`, declare options as typed fields, and
+    implement `apply`. Their docstring is their documentation."""
+
+    name: ClassVar[str]
+
+    def apply(self, module: Operation) -> None:
+        raise NotImplementedError
+
+    @classmethod
+    def summary(cls) -> str:
+        return (cls.__doc__ or "").strip().splitlines()[0]
+
+    @classmethod
+    def from_options(cls, options: dict[str, str]) -> ModulePass:
+        hints = get_type_hints(cls)
+        fields = {f.name: f for f in dataclasses.fields(cls)}
+        values: dict[str, object] = {}
+        for key, text in options.items():
+            attribute = key.replace("-", "_")
+            if attribute not in fields:
+                known = ", ".join(f.name.replace("_", "-") for f in fields.values()) or "none"
+                raise PassOptionError(f"pass '{cls.name}' has no option '{key}' (options: {known})")
+            values[attribute] = _parse_option(hints[attribute], text, key)
+        return cls(**values)
+
+    def add_to(self, pm: PassManager) -> None:
+        def run(operation: Operation, external_pass) -> None:
+            try:
+                self.apply(operation)
+            except PassFailed:
+                external_pass.signal_pass_failure()
+
+        pm.add(run, name=type(self).__name__, argument=self.name, description=self.summary(), op_name="builtin.module")
+
+
+def _parse_option(kind: object, text: str, key: str) -> object:
+    try:
+        if kind is bool:
+            if text in ("", "true", "1"):
+                return True
+            if text in ("false", "0"):
+                return False
+            raise ValueError(text)
+        if kind is int:
+            return int(text)
+        if kind is float:
+            return float(text)
+        return text
+    except ValueError:
+        raise PassOptionError(f"option '{key}' expects {getattr(kind, '__name__', kind)}, got '{text}'") from None
