@@ -59,7 +59,7 @@ class ModulePass:
             except PassFailed:
                 external_pass.signal_pass_failure()
 
-        pm.add(run, name=type(self).__name__, argument=self.name, description=self.summary(), op_name="builtin.module")
+        pm.add(run, name=type(self).__name__, argument=self.name, description=self.summary())
 
 
 def _parse_option(kind: object, text: str, key: str) -> object:

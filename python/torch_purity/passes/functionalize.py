@@ -1,0 +1,619 @@
+"""purity-functionalize: removes mutation and aliasing from Torch IR.
+
+Turns non-value Torch IR (`!torch.tensor` values and arguments, in-place ops,
+views of non-value tensors, metadata mutations, `torch.copy.to_tensor` /
+`torch.copy.to_vtensor`, `torch.overwrite.tensor.contents`) into value
+semantics, in one walk over each function body:
+
+- every non-value tensor is an alias (root, view chain): the root is a function
+  argument or a fresh tensor, the chain the views taken from it;
+- the walk keeps the current value of every root; a read of an alias replays
+  its chain on that value; a write (in-place op, `copy_`, overwrite) computes
+  the new value of the alias with the op's value-semantic variant and scatters
+  it back through the chain with each view's inverse (select_scatter,
+  slice_scatter, diagonal_scatter, as_strided_scatter, reshape back, inverse
+  permutation, ...);
+- a metadata mutation (`t_`, `transpose_`, `unsqueeze_`, `squeeze_`,
+  `as_strided_`) extends the chain of the mutated tensor, not its data;
+- at the end a written argument stays `!torch.tensor` and receives exactly one
+  `torch.overwrite.tensor.contents` with its final value; an argument that is
+  never written becomes `!torch.vtensor`.
+
+Recorded as attributes for the runtime: on an argument whose metadata was
+mutated, its new `purity.new_sizes` / `purity.new_strides` /
+`purity.new_storage_offset`; on each result that is a view of an argument,
+`purity.aliases_input` (argument index) with the view's sizes, strides,
+storage offset and `purity.view_chain`; on results that are views of one
+intermediate, a shared `purity.alias_group`.
+
+Errors (at the op's location): a write through `expand`/`unfold`; an unknown
+op or a region-holding op using a non-value tensor; an in-place op without a
+value-semantic variant; dynamic shapes where a view's inverse needs them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import torch
+from torch_mlir.ir import (
+    ArrayAttr,
+    Block,
+    DenseI64ArrayAttr,
+    DictAttr,
+    FunctionType,
+    InsertionPoint,
+    IntegerAttr,
+    IntegerType,
+    Location,
+    Operation,
+    StringAttr,
+    Type,
+    TypeAttr,
+    Value,
+)
+
+from .. import ops as op_catalog
+from .base import ModulePass, PassFailed
+
+
+# ----------------------------------------------------------------------------
+# Types
+# ----------------------------------------------------------------------------
+
+
+def is_non_value(value: Value) -> bool:
+    return str(value.type).startswith("!torch.tensor")
+
+
+def value_type(non_value_type: Type) -> Type:
+    return Type.parse(str(non_value_type).replace("!torch.tensor", "!torch.vtensor", 1), non_value_type.context)
+
+
+def static_sizes(tensor_type: Type) -> list[int] | None:
+    text = str(tensor_type)
+    start = text.find("<[")
+    if start < 0:
+        return None
+    dims = text[start + 2 : text.index("]", start)]
+    if not dims:
+        return []
+    sizes = [int(d) if d.lstrip("-").isdigit() else -1 for d in dims.split(",")]
+    return None if any(s < 0 for s in sizes) else sizes
+
+
+# ----------------------------------------------------------------------------
+# Constants
+# ----------------------------------------------------------------------------
+
+
+def constant_of(value: Value) -> object:
+    """The Python value of a torch constant (int/float/bool/none/list of them); raises if not constant."""
+    owner = value.owner
+    if isinstance(owner, Block):
+        raise _NotConstant
+    owner = owner.operation
+    name = owner.name
+    if name == "torch.constant.none":
+        return None
+    if name in ("torch.constant.int", "torch.constant.float", "torch.constant.bool"):
+        attr = owner.attributes["value"]
+        text = str(attr)
+        if name == "torch.constant.bool":
+            return text == "true"
+        if name == "torch.constant.int":
+            return IntegerAttr(attr).value
+        return float(text.split(":")[0])
+    if name == "torch.prim.ListConstruct":
+        return [constant_of(operand) for operand in owner.operands]
+    raise _NotConstant
+
+
+class _NotConstant(Exception):
+    pass
+
+
+# ----------------------------------------------------------------------------
+# Aliases
+# ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ViewStep:
+    """One view applied to a value: `op_name(value, *operands) -> result_type`."""
+
+    op_name: str
+    operands: tuple[Value, ...]
+    result_type: Type  # value-semantic
+    location: Location
+
+    def apply(self, value: Value) -> Value:
+        return Operation.create(
+            self.op_name, results=[self.result_type], operands=[value, *self.operands], loc=self.location
+        ).result
+
+
+@dataclass
+class Root:
+    """A storage: a function argument or a fresh tensor, and its current value."""
+
+    current: Value
+    argument_index: int | None = None
+    written: bool = False
+    id: int = 0
+
+
+@dataclass
+class TensorObject:
+    """What a non-value SSA value denotes: a root seen through a chain of views.
+
+    In-place ops return the same object as their operand, so a metadata
+    mutation through any of its SSA names is seen through all of them."""
+
+    root: Root
+    chain: list[ViewStep] = field(default_factory=list)
+
+
+class FunctionalizeError(Exception):
+    def __init__(self, location: Location, message: str) -> None:
+        super().__init__(message)
+        self.location = location
+
+
+# ----------------------------------------------------------------------------
+# The pass
+# ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Functionalize(ModulePass):
+    """Removes mutation and aliasing: non-value Torch IR to value semantics with an edge overwrite per mutated argument."""
+
+    name = "purity-functionalize"
+
+    def apply(self, module: Operation) -> None:
+        failed = False
+        for function in _functions(module):
+            try:
+                _FunctionRewriter(function).run()
+            except FunctionalizeError as error:
+                error.location.emit_error(f"purity-functionalize: {error}")
+                failed = True
+        if failed:
+            raise PassFailed()
+
+
+def _functions(module: Operation) -> list[Operation]:
+    return [
+        op.operation
+        for op in module.regions[0].blocks[0].operations
+        if op.operation.name == "func.func" and len(op.operation.regions[0].blocks) > 0
+    ]
+
+
+class _FunctionRewriter:
+    def __init__(self, function: Operation) -> None:
+        self.function = function
+        self.block = function.regions[0].blocks[0]
+        self.objects: dict[Value, TensorObject] = {}
+        self.lists: dict[Value, tuple[TensorObject, Operation]] = {}
+        self.roots: list[Root] = []
+        self.erase: list[Operation] = []
+        self.argument_reads: dict[int, Operation] = {}
+
+    # -- state -----------------------------------------------------------
+
+    def new_root(self, current: Value, argument_index: int | None = None) -> Root:
+        root = Root(current, argument_index, id=len(self.roots))
+        self.roots.append(root)
+        return root
+
+    def object_of(self, value: Value, user: Operation) -> TensorObject:
+        found = self.objects.get(value)
+        if found is None:
+            raise FunctionalizeError(user.location, f"'{user.name}' uses a non-value tensor whose origin is not modelled")
+        return found
+
+    def read(self, tensor: TensorObject) -> Value:
+        value = tensor.root.current
+        for step in tensor.chain:
+            value = step.apply(value)
+        return value
+
+    def write(self, tensor: TensorObject, new_value: Value, at: Operation) -> None:
+        for step in tensor.chain:
+            if step.op_name in op_catalog.UNWRITABLE_VIEWS:
+                raise FunctionalizeError(
+                    at.location,
+                    f"a write through '{step.op_name}' would write overlapping memory; "
+                    "eager PyTorch rejects it too",
+                )
+        bases = [tensor.root.current]
+        for step in tensor.chain[:-1]:
+            bases.append(step.apply(bases[-1]))
+        for step, base in zip(reversed(tensor.chain), reversed(bases)):
+            new_value = _scatter(step, base, new_value, at)
+        tensor.root.current = new_value
+        tensor.root.written = True
+
+    # -- walk --------------------------------------------------------------
+
+    def run(self) -> None:
+        entry = self.block
+        original_ops = [op.operation for op in entry.operations]
+        first = original_ops[0] if original_ops else None
+        for index, argument in enumerate(entry.arguments):
+            if not is_non_value(argument):
+                continue
+            with InsertionPoint(first), Location.unknown(argument.context):
+                snapshot = Operation.create(
+                    "torch.copy.to_vtensor", results=[value_type(argument.type)], operands=[argument]
+                )
+            self.argument_reads[index] = snapshot
+            self.objects[argument] = TensorObject(self.new_root(snapshot.result, index))
+
+        for op in original_ops:
+            with InsertionPoint(op), op.location:
+                self.visit(op)
+        self.finish()
+
+    def visit(self, op: Operation) -> None:
+        name = op.name
+        if name == "torch.operator":
+            name = StringAttr(op.attributes["name"]).value
+        uses_non_value = any(is_non_value(v) or str(v.type) == "!torch.list<tensor>" for v in op.operands)
+        produces_non_value = any(is_non_value(r) or str(r.type) == "!torch.list<tensor>" for r in op.results)
+        if not uses_non_value and not produces_non_value:
+            if _uses_non_value_inside(op):
+                raise FunctionalizeError(op.location, f"mutation or aliasing inside the regions of '{name}' is not supported")
+            return
+        if len(op.regions) and any(len(r.blocks) for r in op.regions):
+            raise FunctionalizeError(op.location, f"'{name}' with regions uses a non-value tensor: control flow is not supported")
+
+        if name in op_catalog.VIEW_OPS and is_non_value(op.operands[0]):
+            self.visit_view(op, name)
+        elif name in op_catalog.MULTI_OUTPUT_VIEWS and is_non_value(op.operands[0]):
+            self.lists[op.results[0]] = (self.object_of(op.operands[0], op), op)
+            self.erase.append(op)
+        elif name == "torch.prim.ListUnpack" and op.operands[0] in self.lists:
+            self.visit_list_unpack(op)
+        elif name in op_catalog.METADATA_MUTATIONS:
+            self.visit_metadata_mutation(op, name)
+        elif op_catalog.is_in_place(name):
+            self.visit_in_place(op, name)
+        elif name == "torch.overwrite.tensor.contents":
+            source = self.mapped(op.operands[0], op)
+            self.write(self.object_of(op.operands[1], op), source, op)
+            self.erase.append(op)
+        elif name == "torch.copy.to_vtensor":
+            op.results[0].replace_all_uses_with(self.read(self.object_of(op.operands[0], op)))
+            self.erase.append(op)
+        elif name == "torch.copy.to_tensor":
+            self.objects[op.results[0]] = TensorObject(self.new_root(op.operands[0]))
+            self.erase.append(op)
+        elif name == "torch.tensor.literal":
+            literal = Operation.create(
+                "torch.vtensor.literal", results=[value_type(op.results[0].type)], attributes={"value": op.attributes["value"]}
+            )
+            self.objects[op.results[0]] = TensorObject(self.new_root(literal.result))
+            self.erase.append(op)
+        elif name == "func.return":
+            self.visit_return(op)
+        elif name == "torch.operator":
+            raise FunctionalizeError(op.location, f"unknown op '{name}' uses a non-value tensor")
+        else:
+            self.visit_value_op(op, name)
+
+    def mapped(self, value: Value, user: Operation) -> Value:
+        return self.read(self.object_of(value, user)) if is_non_value(value) else value
+
+    def visit_value_op(self, op: Operation, name: str) -> None:
+        """A value-semantic op: reads its operands; a non-value result is a fresh root."""
+        for index, operand in enumerate(op.operands):
+            if is_non_value(operand):
+                op.operands[index] = self.mapped(operand, op)
+            elif str(operand.type) == "!torch.list<tensor>":
+                raise FunctionalizeError(op.location, f"'{name}' takes a list of non-value tensors, which is not supported")
+        for result in op.results:
+            if is_non_value(result):
+                result.set_type(value_type(result.type))
+                self.objects[result] = TensorObject(self.new_root(result))
+            elif str(result.type) == "!torch.list<tensor>":
+                result.set_type(Type.parse("!torch.list<vtensor>", result.context))
+
+    def visit_view(self, op: Operation, name: str) -> None:
+        base = self.object_of(op.operands[0], op)
+        step = ViewStep(name, tuple(op.operands[1:]), value_type(op.results[0].type), op.location)
+        self.objects[op.results[0]] = TensorObject(base.root, base.chain + [step])
+        self.erase.append(op)
+
+    def visit_list_unpack(self, op: Operation) -> None:
+        base, producer = self.lists[op.operands[0]]
+        producer_name = producer.name
+        try:
+            dim = constant_of(producer.operands[1 if producer_name == "torch.aten.unbind.int" else 2])
+        except _NotConstant:
+            raise FunctionalizeError(producer.location, "a multi-output view with a non-constant dimension") from None
+        input_sizes = static_sizes(producer.operands[0].type)
+        if input_sizes is None:
+            raise FunctionalizeError(producer.location, "a multi-output view of a tensor with dynamic shape")
+        dim = dim + len(input_sizes) if dim < 0 else dim
+        start = 0
+        for index, result in enumerate(op.results):
+            result_type = value_type(result.type)
+            if producer_name == "torch.aten.unbind.int":
+                step = ViewStep("torch.aten.select.int", (_int(dim), _int(index)), result_type, op.location)
+            else:
+                length = static_sizes(result.type)[dim]
+                step = ViewStep(
+                    "torch.aten.slice.Tensor", (_int(dim), _int(start), _int(start + length), _int(1)), result_type, op.location
+                )
+                start += length
+            self.objects[result] = TensorObject(base.root, base.chain + [step])
+        self.erase.append(op)
+
+    def visit_metadata_mutation(self, op: Operation, name: str) -> None:
+        tensor = self.object_of(op.operands[0], op)
+        view_name = op_catalog.METADATA_MUTATIONS[name]
+        tensor.chain = tensor.chain + [
+            ViewStep(view_name, tuple(op.operands[1:]), value_type(op.results[0].type), op.location)
+        ]
+        self.objects[op.results[0]] = tensor
+        self.erase.append(op)
+
+    def visit_in_place(self, op: Operation, name: str) -> None:
+        target = self.object_of(op.operands[0], op)
+        functional = next((c for c in op_catalog.functional_candidates(name) if op.context.is_registered_operation(c)), None)
+        if functional is None:
+            raise FunctionalizeError(op.location, f"in-place op '{name}' has no value-semantic variant in the Torch dialect")
+        operands = [self.read(target)] + [self.mapped(v, op) for v in op.operands[1:]]
+        new_value = Operation.create(
+            functional, results=[value_type(op.operands[0].type)], operands=operands, loc=op.location
+        ).result
+        self.write(target, new_value, op)
+        for result in op.results:
+            self.objects[result] = target
+        self.erase.append(op)
+
+    def visit_return(self, op: Operation) -> None:
+        self.returned: list[TensorObject | None] = []
+        for index, operand in enumerate(op.operands):
+            if is_non_value(operand):
+                tensor = self.object_of(operand, op)
+                self.returned.append(TensorObject(tensor.root, list(tensor.chain)))
+                op.operands[index] = self.read(tensor)
+            else:
+                self.returned.append(None)
+        self.return_op = op
+
+    # -- the edge ----------------------------------------------------------
+
+    def finish(self) -> None:
+        context = self.function.context
+        return_op = getattr(self, "return_op", None)
+        if return_op is None:
+            raise FunctionalizeError(self.function.location, "function without a return")
+        argument_roots = {root.argument_index: root for root in self.roots if root.argument_index is not None}
+        for index, snapshot in self.argument_reads.items():
+            root = argument_roots[index]
+            argument = self.block.arguments[index]
+            if root.written:
+                with InsertionPoint(return_op), return_op.location:
+                    Operation.create("torch.overwrite.tensor.contents", results=[], operands=[root.current, argument])
+            else:
+                argument.set_type(value_type(argument.type))
+                snapshot.results[0].replace_all_uses_with(argument)
+                snapshot.erase()
+        for op in reversed(self.erase):
+            op.erase()
+        new_type = FunctionType.get(
+            [a.type for a in self.block.arguments], [v.type for v in return_op.operands], context=context
+        )
+        self.function.attributes["function_type"] = TypeAttr.get(new_type)
+        self.record_metadata_mutations()
+        self.record_output_aliases()
+
+    def record_metadata_mutations(self) -> None:
+        for argument in self.block.arguments:
+            tensor = self.objects.get(argument)
+            if tensor is None or not tensor.chain:
+                continue
+            geometry = _geometry(self.function, argument.arg_number, tensor.chain)
+            if geometry is None:
+                raise FunctionalizeError(tensor.chain[-1].location, "cannot compute the new sizes of a metadata-mutated argument")
+            sizes, strides, offset = geometry
+            _set_arg_attrs(self.function, argument.arg_number, {
+                "purity.new_sizes": DenseI64ArrayAttr.get(sizes),
+                "purity.new_strides": DenseI64ArrayAttr.get(strides),
+                "purity.new_storage_offset": _i64(offset),
+            })
+
+    def record_output_aliases(self) -> None:
+        groups: dict[int, list[int]] = {}
+        for index, tensor in enumerate(self.returned):
+            if tensor is None:
+                continue
+            groups.setdefault(tensor.root.id, []).append(index)
+        for root_id, outputs in groups.items():
+            root = self.roots[root_id]
+            for output in outputs:
+                tensor = self.returned[output]
+                attrs: dict[str, object] = {}
+                if root.argument_index is not None:
+                    attrs["purity.aliases_input"] = _i64(root.argument_index)
+                    geometry = _geometry(self.function, root.argument_index, tensor.chain)
+                    if geometry is not None:
+                        sizes, strides, offset = geometry
+                        attrs["purity.view_sizes"] = DenseI64ArrayAttr.get(sizes)
+                        attrs["purity.view_strides"] = DenseI64ArrayAttr.get(strides)
+                        attrs["purity.view_storage_offset"] = _i64(offset)
+                    attrs["purity.view_chain"] = StringAttr.get(_describe_chain(tensor.chain))
+                elif len(outputs) > 1:
+                    attrs["purity.alias_group"] = _i64(root_id)
+                    attrs["purity.view_chain"] = StringAttr.get(_describe_chain(tensor.chain))
+                if attrs:
+                    _set_result_attrs(self.function, output, attrs)
+
+
+# ----------------------------------------------------------------------------
+# Inverses of views
+# ----------------------------------------------------------------------------
+
+
+def _scatter(step: ViewStep, base: Value, new: Value, at: Operation) -> Value:
+    """The value of `base` after writing `new` into `step(base)`."""
+    name = step.op_name
+    base_type = base.type
+    loc = step.location
+
+    def create(op_name: str, operands: list[Value], result_type: Type = base_type) -> Value:
+        return Operation.create(op_name, results=[result_type], operands=operands, loc=loc).result
+
+    if name == "torch.aten.select.int":
+        return create("torch.aten.select_scatter", [base, new, *step.operands])
+    if name == "torch.aten.slice.Tensor":
+        return create("torch.aten.slice_scatter", [base, new, *step.operands])
+    if name in ("torch.aten.narrow", "torch.aten.narrow.Tensor"):
+        dim, start, length = step.operands
+        if name == "torch.aten.narrow.Tensor":
+            start = Operation.create("torch.aten.Int.Tensor", results=[_int_type(base)], operands=[start], loc=loc).result
+        end = Operation.create("torch.aten.add.int", results=[_int_type(base)], operands=[start, length], loc=loc).result
+        return create("torch.aten.slice_scatter", [base, new, dim, start, end, _int(1)])
+    if name == "torch.aten.diagonal":
+        return create("torch.aten.diagonal_scatter", [base, new, *step.operands])
+    if name == "torch.aten.as_strided":
+        return create("torch.aten.as_strided_scatter", [base, new, *step.operands])
+    if name in op_catalog.RESHAPE_LIKE_VIEWS:
+        sizes = static_sizes(base_type)
+        if sizes is None:
+            raise FunctionalizeError(at.location, f"a write through '{name}' of a tensor with dynamic shape is not supported")
+        return create("torch.aten.view", [new, _int_list(sizes)])
+    if name in ("torch.aten.transpose.int", "torch.aten.t", "torch.aten.numpy_T"):
+        return create(name, [new, *step.operands])
+    if name == "torch.aten.permute":
+        try:
+            dims = constant_of(step.operands[0])
+        except _NotConstant:
+            raise FunctionalizeError(at.location, "a write through a permute with non-constant dims") from None
+        rank = len(dims)
+        inverse = [0] * rank
+        for position, dim in enumerate(dims):
+            inverse[dim % rank] = position
+        return create(name, [new, _int_list(inverse)])
+    if name == "torch.aten.movedim.int":
+        source, destination = step.operands
+        return create(name, [new, destination, source])
+    if name in ("torch.aten.alias", "torch.aten.detach"):
+        return new
+    raise FunctionalizeError(at.location, f"a write through '{name}' is not supported")
+
+
+# ----------------------------------------------------------------------------
+# Helpers
+# ----------------------------------------------------------------------------
+
+
+def _int(value: int) -> Value:
+    context = Location.current.context
+    return Operation.create(
+        "torch.constant.int",
+        results=[Type.parse("!torch.int", context)],
+        attributes={"value": IntegerAttr.get(IntegerType.get_signless(64, context), value)},
+    ).result
+
+
+def _int_type(anchor: Value) -> Type:
+    return Type.parse("!torch.int", anchor.context)
+
+
+def _int_list(values: list[int]) -> Value:
+    context = Location.current.context
+    return Operation.create(
+        "torch.prim.ListConstruct",
+        results=[Type.parse("!torch.list<int>", context)],
+        operands=[_int(v) for v in values],
+    ).result
+
+
+def _i64(value: int) -> IntegerAttr:
+    return IntegerAttr.get(IntegerType.get_signless(64), value)
+
+
+def _dict_entries(attr) -> dict[str, object]:
+    dictionary = DictAttr(attr)
+    return {dictionary[i].name: dictionary[i].attr for i in range(len(dictionary))}
+
+
+def _set_indexed_attrs(function: Operation, key: str, count: int, index: int, new: dict[str, object]) -> None:
+    existing = list(ArrayAttr(function.attributes[key])) if key in function.attributes else []
+    while len(existing) < count:
+        existing.append(DictAttr.get({}))
+    entries = _dict_entries(existing[index])
+    entries.update(new)
+    existing[index] = DictAttr.get(entries)
+    function.attributes[key] = ArrayAttr.get(existing)
+
+
+def _function_type(function: Operation) -> FunctionType:
+    return FunctionType(TypeAttr(function.attributes["function_type"]).value)
+
+
+def _set_arg_attrs(function: Operation, index: int, new: dict[str, object]) -> None:
+    _set_indexed_attrs(function, "arg_attrs", len(_function_type(function).inputs), index, new)
+
+
+def _set_result_attrs(function: Operation, index: int, new: dict[str, object]) -> None:
+    _set_indexed_attrs(function, "res_attrs", len(_function_type(function).results), index, new)
+
+
+def _arg_attr(function: Operation, index: int, name: str):
+    if "arg_attrs" not in function.attributes:
+        return None
+    entries = _dict_entries(ArrayAttr(function.attributes["arg_attrs"])[index])
+    return entries.get(name)
+
+
+def _geometry(function: Operation, argument_index: int, chain: list[ViewStep]) -> tuple[list[int], list[int], int] | None:
+    """Sizes, strides and storage offset of `chain` applied to the argument, on meta tensors."""
+    sizes_attr = _arg_attr(function, argument_index, "purity.sizes")
+    if sizes_attr is not None:
+        sizes = list(DenseI64ArrayAttr(sizes_attr))
+        strides = list(DenseI64ArrayAttr(_arg_attr(function, argument_index, "purity.strides")))
+        offset = IntegerAttr(_arg_attr(function, argument_index, "purity.storage_offset")).value
+    else:
+        sizes = static_sizes(function.regions[0].blocks[0].arguments[argument_index].type)
+        if sizes is None:
+            return None
+        strides = list(torch.empty(sizes, device="meta").stride())
+        offset = 0
+    storage = max([offset + sum((s - 1) * st for s, st in zip(sizes, strides)) + 1] if all(sizes) else [1])
+    tensor = torch.empty(storage, device="meta").as_strided(sizes, strides, offset)
+    for step in chain:
+        try:
+            arguments = [constant_of(v) for v in step.operands]
+        except _NotConstant:
+            return None
+        packet, _, overload = step.op_name.removeprefix("torch.aten.").partition(".")
+        overload_op = getattr(getattr(torch.ops.aten, packet), overload or "default")
+        tensor = overload_op(tensor, *arguments)
+    return list(tensor.shape), list(tensor.stride()), tensor.storage_offset()
+
+
+def _describe_chain(chain: list[ViewStep]) -> str:
+    parts = []
+    for step in chain:
+        try:
+            arguments = ", ".join(repr(constant_of(v)) for v in step.operands)
+        except _NotConstant:
+            arguments = "..."
+        parts.append(f"{step.op_name.removeprefix('torch.')}({arguments})")
+    return " -> ".join(parts)
+
+
+def _uses_non_value_inside(op: Operation) -> bool:
+    for region in op.regions:
+        for block in region.blocks:
+            for inner in block.operations:
+                if any(is_non_value(v) for v in inner.operands) or _uses_non_value_inside(inner.operation):
+                    return True
+    return False
