@@ -200,6 +200,8 @@ class _FunctionRewriter:
         self.roots: list[Root] = []
         self.erase: list[Operation] = []
         self.argument_reads: dict[int, Operation] = {}
+        self.returned: list[TensorObject | None] = []
+        self.fresh_results: list[Value] = []
 
     # -- state -----------------------------------------------------------
 
@@ -299,7 +301,7 @@ class _FunctionRewriter:
             self.erase.append(op)
         elif name == "func.return":
             self.visit_return(op)
-        elif name == "torch.operator":
+        elif op.name == "torch.operator":
             raise FunctionalizeError(op.location, f"unknown op '{name}' uses a non-value tensor")
         else:
             self.visit_value_op(op, name)
@@ -316,7 +318,8 @@ class _FunctionRewriter:
                 raise FunctionalizeError(op.location, f"'{name}' takes a list of non-value tensors, which is not supported")
         for result in op.results:
             if is_non_value(result):
-                result.set_type(value_type(result.type))
+                # Retyped in finish(): until then the type marks later uses as aliases.
+                self.fresh_results.append(result)
                 self.objects[result] = TensorObject(self.new_root(result))
             elif str(result.type) == "!torch.list<tensor>":
                 result.set_type(Type.parse("!torch.list<vtensor>", result.context))
@@ -363,6 +366,10 @@ class _FunctionRewriter:
 
     def visit_in_place(self, op: Operation, name: str) -> None:
         target = self.object_of(op.operands[0], op)
+        if op.results and str(op.results[0].type) != str(op.operands[0].type):
+            raise FunctionalizeError(
+                op.location, f"in-place op '{name}' changes the shape or dtype of the tensor it writes, which is not supported"
+            )
         functional = next((c for c in op_catalog.functional_candidates(name) if op.context.is_registered_operation(c)), None)
         if functional is None:
             raise FunctionalizeError(op.location, f"in-place op '{name}' has no value-semantic variant in the Torch dialect")
@@ -376,7 +383,6 @@ class _FunctionRewriter:
         self.erase.append(op)
 
     def visit_return(self, op: Operation) -> None:
-        self.returned: list[TensorObject | None] = []
         for index, operand in enumerate(op.operands):
             if is_non_value(operand):
                 tensor = self.object_of(operand, op)
@@ -384,15 +390,14 @@ class _FunctionRewriter:
                 op.operands[index] = self.read(tensor)
             else:
                 self.returned.append(None)
-        self.return_op = op
 
     # -- the edge ----------------------------------------------------------
 
     def finish(self) -> None:
         context = self.function.context
-        return_op = getattr(self, "return_op", None)
-        if return_op is None:
-            raise FunctionalizeError(self.function.location, "function without a return")
+        return_op = self.block.operations[len(self.block.operations) - 1].operation
+        if not self.returned:
+            self.returned = [None] * len(return_op.operands)
         argument_roots = {root.argument_index: root for root in self.roots if root.argument_index is not None}
         for index, snapshot in self.argument_reads.items():
             root = argument_roots[index]
@@ -406,6 +411,8 @@ class _FunctionRewriter:
                 snapshot.erase()
         for op in reversed(self.erase):
             op.erase()
+        for result in self.fresh_results:
+            result.set_type(value_type(result.type))
         new_type = FunctionType.get(
             [a.type for a in self.block.arguments], [v.type for v in return_op.operands], context=context
         )

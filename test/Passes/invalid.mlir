@@ -1,0 +1,49 @@
+// RUN: purity-opt %s --purity-functionalize --split-input-file --verify-diagnostics
+
+func.func @write_into_expanded(%x: !torch.tensor<[1,3],f32>) -> !torch.none {
+  %int1 = torch.constant.int 1
+  %int4 = torch.constant.int 4
+  %int3 = torch.constant.int 3
+  %false = torch.constant.bool false
+  %none = torch.constant.none
+  %shape = torch.prim.ListConstruct %int4, %int3 : (!torch.int, !torch.int) -> !torch.list<int>
+  %e = torch.aten.expand %x, %shape, %false : !torch.tensor<[1,3],f32>, !torch.list<int>, !torch.bool -> !torch.tensor<[4,3],f32>
+  // expected-error @+1 {{a write through 'torch.aten.expand' would write overlapping memory}}
+  %0 = torch.aten.add_.Scalar %e, %int1, %int1 : !torch.tensor<[4,3],f32>, !torch.int, !torch.int -> !torch.tensor<[4,3],f32>
+  return %none : !torch.none
+}
+
+// -----
+
+func.func @unknown_op_on_non_value(%x: !torch.tensor<[3],f32>) -> !torch.none {
+  %none = torch.constant.none
+  // expected-error @+1 {{unknown op 'torch.aten.mystery' uses a non-value tensor}}
+  %0 = torch.operator "torch.aten.mystery"(%x) : (!torch.tensor<[3],f32>) -> !torch.tensor<[3],f32>
+  return %none : !torch.none
+}
+
+// -----
+
+func.func @mutation_in_control_flow(%x: !torch.tensor<[3],f32>, %c: !torch.bool) -> !torch.none {
+  %int1 = torch.constant.int 1
+  %none = torch.constant.none
+  // expected-error @+1 {{mutation or aliasing inside the regions of 'torch.prim.If' is not supported}}
+  torch.prim.If %c -> () {
+    %0 = torch.aten.add_.Scalar %x, %int1, %int1 : !torch.tensor<[3],f32>, !torch.int, !torch.int -> !torch.tensor<[3],f32>
+    torch.prim.If.yield
+  } else {
+    torch.prim.If.yield
+  }
+  return %none : !torch.none
+}
+
+// -----
+
+func.func @resize_to_new_shape(%x: !torch.tensor<[3],f32>) -> !torch.none {
+  %none = torch.constant.none
+  %int5 = torch.constant.int 5
+  %sizes = torch.prim.ListConstruct %int5 : (!torch.int) -> !torch.list<int>
+  // expected-error @+1 {{in-place op 'torch.aten.resize_' changes the shape or dtype of the tensor it writes}}
+  %0 = torch.aten.resize_ %x, %sizes, %none : !torch.tensor<[3],f32>, !torch.list<int>, !torch.none -> !torch.tensor<[5],f32>
+  return %none : !torch.none
+}

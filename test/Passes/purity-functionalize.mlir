@@ -1,0 +1,244 @@
+// RUN: purity-opt %s --purity-functionalize --split-input-file | filecheck %s
+
+// An in-place op on a fresh tensor becomes its value-semantic variant.
+// CHECK-LABEL: func.func @in_place_on_fresh_tensor(
+// CHECK-SAME: %[[X:.*]]: !torch.vtensor<[4],f32>, %[[Y:.*]]: !torch.vtensor<[4],f32>) -> !torch.vtensor<[4],f32>
+// CHECK: %[[Z:.*]] = torch.aten.mul.Scalar %[[X]], %{{.*}} : !torch.vtensor<[4],f32>, !torch.int -> !torch.vtensor<[4],f32>
+// CHECK: %[[SUM:.*]] = torch.aten.add.Tensor %[[Z]], %[[Y]], %{{.*}} -> !torch.vtensor<[4],f32>
+// CHECK-NOT: overwrite
+// CHECK: return %[[SUM]] : !torch.vtensor<[4],f32>
+func.func @in_place_on_fresh_tensor(%x: !torch.vtensor<[4],f32>, %y: !torch.vtensor<[4],f32>) -> !torch.tensor<[4],f32> {
+  %int1 = torch.constant.int 1
+  %int2 = torch.constant.int 2
+  %z = torch.aten.mul.Scalar %x, %int2 : !torch.vtensor<[4],f32>, !torch.int -> !torch.tensor<[4],f32>
+  %yt = torch.copy.to_tensor %y : !torch.tensor<[4],f32>
+  %r = torch.aten.add_.Tensor %z, %yt, %int1 : !torch.tensor<[4],f32>, !torch.tensor<[4],f32>, !torch.int -> !torch.tensor<[4],f32>
+  return %z : !torch.tensor<[4],f32>
+}
+
+// -----
+
+// A mutated argument stays !torch.tensor and gets exactly one overwrite with
+// its final value; an argument that is only read becomes !torch.vtensor.
+// CHECK-LABEL: func.func @mutated_argument(
+// CHECK-SAME: %[[A:.*]]: !torch.tensor<[3],f32>, %[[B:.*]]: !torch.vtensor<[3],f32>) -> !torch.vtensor<[3],f32>
+// CHECK: %[[A0:.*]] = torch.copy.to_vtensor %[[A]] : !torch.vtensor<[3],f32>
+// CHECK: %[[A1:.*]] = torch.aten.mul.Scalar %[[A0]], %{{.*}}
+// CHECK: %[[A2:.*]] = torch.aten.add.Tensor %[[A1]], %[[B]], %{{.*}}
+// CHECK: %[[OUT:.*]] = torch.aten.mul.Tensor %[[A2]], %[[B]]
+// CHECK: torch.overwrite.tensor.contents %[[A2]] overwrites %[[A]] : !torch.vtensor<[3],f32>, !torch.tensor<[3],f32>
+// CHECK-NOT: torch.overwrite.tensor.contents
+// CHECK: return %[[OUT]]
+func.func @mutated_argument(%a: !torch.tensor<[3],f32>, %b: !torch.tensor<[3],f32>) -> !torch.vtensor<[3],f32> {
+  %int1 = torch.constant.int 1
+  %int2 = torch.constant.int 2
+  %0 = torch.aten.mul_.Scalar %a, %int2 : !torch.tensor<[3],f32>, !torch.int -> !torch.tensor<[3],f32>
+  %1 = torch.aten.add_.Tensor %a, %b, %int1 : !torch.tensor<[3],f32>, !torch.tensor<[3],f32>, !torch.int -> !torch.tensor<[3],f32>
+  %2 = torch.aten.mul.Tensor %1, %b : !torch.tensor<[3],f32>, !torch.tensor<[3],f32> -> !torch.vtensor<[3],f32>
+  return %2 : !torch.vtensor<[3],f32>
+}
+
+// -----
+
+// A write through a chain of views of an argument is scattered back in
+// reverse: the inner select, then the outer slice (with its step).
+// CHECK-LABEL: func.func @select_of_strided_slice(
+// CHECK: %[[X0:.*]] = torch.copy.to_vtensor %[[X:.*]] : !torch.vtensor<[6,4],f32>
+// CHECK: %[[S:.*]] = torch.aten.slice.Tensor %[[X0]], %[[INT0:.*]], %[[INT1:.*]], %[[INT6:.*]], %[[INT2:.*]] : {{.*}} -> !torch.vtensor<[3,4],f32>
+// CHECK: %[[ROW:.*]] = torch.aten.select.int %[[S]], %[[INT0]], %[[INT1]] : {{.*}} -> !torch.vtensor<[4],f32>
+// CHECK: %[[NEWROW:.*]] = torch.aten.fill.Scalar %[[ROW]], %{{.*}}
+// CHECK: %[[S2:.*]] = torch.aten.slice.Tensor %[[X0]], %[[INT0]], %[[INT1]], %[[INT6]], %[[INT2]]
+// CHECK: %[[NEWS:.*]] = torch.aten.select_scatter %[[S2]], %[[NEWROW]], %[[INT0]], %[[INT1]] : {{.*}} -> !torch.vtensor<[3,4],f32>
+// CHECK: %[[NEWX:.*]] = torch.aten.slice_scatter %[[X0]], %[[NEWS]], %[[INT0]], %[[INT1]], %[[INT6]], %[[INT2]] : {{.*}} -> !torch.vtensor<[6,4],f32>
+// CHECK: torch.overwrite.tensor.contents %[[NEWX]] overwrites %[[X]]
+func.func @select_of_strided_slice(%x: !torch.tensor<[6,4],f32>) -> !torch.none {
+  %int0 = torch.constant.int 0
+  %int1 = torch.constant.int 1
+  %int2 = torch.constant.int 2
+  %int6 = torch.constant.int 6
+  %float = torch.constant.float 5.000000e+00
+  %none = torch.constant.none
+  %s = torch.aten.slice.Tensor %x, %int0, %int1, %int6, %int2 : !torch.tensor<[6,4],f32>, !torch.int, !torch.int, !torch.int, !torch.int -> !torch.tensor<[3,4],f32>
+  %row = torch.aten.select.int %s, %int0, %int1 : !torch.tensor<[3,4],f32>, !torch.int, !torch.int -> !torch.tensor<[4],f32>
+  %0 = torch.aten.fill_.Scalar %row, %float : !torch.tensor<[4],f32>, !torch.float -> !torch.tensor<[4],f32>
+  return %none : !torch.none
+}
+
+// -----
+
+// diagonal -> diagonal_scatter.
+// CHECK-LABEL: func.func @diagonal_write(
+// CHECK: %[[D:.*]] = torch.aten.diagonal %[[X0:.*]], %[[OFF:.*]], %[[D0:.*]], %[[D1:.*]] :
+// CHECK: %[[ND:.*]] = torch.aten.add.Scalar %[[D]]
+// CHECK: %[[NX:.*]] = torch.aten.diagonal_scatter %[[X0]], %[[ND]], %[[OFF]], %[[D0]], %[[D1]] : {{.*}} -> !torch.vtensor<[3,3],f32>
+// CHECK: torch.overwrite.tensor.contents %[[NX]]
+func.func @diagonal_write(%x: !torch.tensor<[3,3],f32>) -> !torch.none {
+  %int0 = torch.constant.int 0
+  %int1 = torch.constant.int 1
+  %none = torch.constant.none
+  %d = torch.aten.diagonal %x, %int0, %int0, %int1 : !torch.tensor<[3,3],f32>, !torch.int, !torch.int, !torch.int -> !torch.tensor<[3],f32>
+  %0 = torch.aten.add_.Scalar %d, %int1, %int1 : !torch.tensor<[3],f32>, !torch.int, !torch.int -> !torch.tensor<[3],f32>
+  return %none : !torch.none
+}
+
+// -----
+
+// as_strided -> as_strided_scatter.
+// CHECK-LABEL: func.func @as_strided_write(
+// CHECK: %[[V:.*]] = torch.aten.as_strided %[[X0:.*]], %[[SIZE:.*]], %[[STRIDE:.*]], %[[OFFSET:.*]] :
+// CHECK: %[[NV:.*]] = torch.aten.zero %[[V]]
+// CHECK: torch.aten.as_strided_scatter %[[X0]], %[[NV]], %[[SIZE]], %[[STRIDE]], %[[OFFSET]] : {{.*}} -> !torch.vtensor<[8],f32>
+func.func @as_strided_write(%x: !torch.tensor<[8],f32>) -> !torch.none {
+  %int1 = torch.constant.int 1
+  %int2 = torch.constant.int 2
+  %size = torch.prim.ListConstruct %int2 : (!torch.int) -> !torch.list<int>
+  %stride = torch.prim.ListConstruct %int2 : (!torch.int) -> !torch.list<int>
+  %none = torch.constant.none
+  %v = torch.aten.as_strided %x, %size, %stride, %int1 : !torch.tensor<[8],f32>, !torch.list<int>, !torch.list<int>, !torch.int -> !torch.tensor<[2],f32>
+  %0 = torch.aten.zero_ %v : !torch.tensor<[2],f32> -> !torch.tensor<[2],f32>
+  return %none : !torch.none
+}
+
+// -----
+
+// view, unsqueeze: written back with a view to the base's sizes.
+// permute: written back with the inverse permutation [1, 2, 0] of [2, 0, 1].
+// CHECK-LABEL: func.func @reshape_and_permute_writes(
+// CHECK: %[[V:.*]] = torch.aten.view %[[X0:.*]], %{{.*}} : {{.*}} -> !torch.vtensor<[6],f32>
+// CHECK: %[[NV:.*]] = torch.aten.mul.Scalar %[[V]]
+// CHECK: %[[X1:.*]] = torch.aten.view %[[NV]], %[[SHAPE:.*]] : !torch.vtensor<[6],f32>, !torch.list<int> -> !torch.vtensor<[2,3],f32>
+// CHECK: %[[P:.*]] = torch.aten.permute %[[Y0:.*]], %{{.*}} : {{.*}} -> !torch.vtensor<[4,2,3],f32>
+// CHECK: %[[NP:.*]] = torch.aten.neg %[[P]]
+// CHECK: %[[INV:.*]] = torch.prim.ListConstruct %int1{{(_[0-9]+)?}}, %int2{{(_[0-9]+)?}}, %int0{{(_[0-9]+)?}} :
+// CHECK: %[[Y1:.*]] = torch.aten.permute %[[NP]], %[[INV]] : {{.*}} -> !torch.vtensor<[2,3,4],f32>
+// CHECK-DAG: torch.overwrite.tensor.contents %[[X1]] overwrites
+// CHECK-DAG: torch.overwrite.tensor.contents %[[Y1]] overwrites
+func.func @reshape_and_permute_writes(%x: !torch.tensor<[2,3],f32>, %y: !torch.tensor<[2,3,4],f32>) -> !torch.none {
+  %int0 = torch.constant.int 0
+  %int1 = torch.constant.int 1
+  %int2 = torch.constant.int 2
+  %int3 = torch.constant.int 3
+  %int6 = torch.constant.int 6
+  %none = torch.constant.none
+  %shape = torch.prim.ListConstruct %int6 : (!torch.int) -> !torch.list<int>
+  %v = torch.aten.view %x, %shape : !torch.tensor<[2,3],f32>, !torch.list<int> -> !torch.tensor<[6],f32>
+  %0 = torch.aten.mul_.Scalar %v, %int3 : !torch.tensor<[6],f32>, !torch.int -> !torch.tensor<[6],f32>
+  %dims = torch.prim.ListConstruct %int2, %int0, %int1 : (!torch.int, !torch.int, !torch.int) -> !torch.list<int>
+  %p = torch.aten.permute %y, %dims : !torch.tensor<[2,3,4],f32>, !torch.list<int> -> !torch.tensor<[4,2,3],f32>
+  %1 = torch.aten.neg_ %p : !torch.tensor<[4,2,3],f32> -> !torch.tensor<[4,2,3],f32>
+  return %none : !torch.none
+}
+
+// -----
+
+// split: each element is a slice; a write into the second chunk is a
+// slice_scatter over rows [2, 4). A view taken before the write sees it.
+// CHECK-LABEL: func.func @split_write_seen_by_earlier_view(
+// CHECK: %[[X0:.*]] = torch.copy.to_vtensor
+// CHECK: %[[CHUNK:.*]] = torch.aten.slice.Tensor %[[X0]], %[[D:.*]], %[[START:int2.*]], %[[END:int4.*]], %{{.*}} : {{.*}} -> !torch.vtensor<[2,3],f32>
+// CHECK: %[[NC:.*]] = torch.aten.zero %[[CHUNK]]
+// CHECK: %[[NX:.*]] = torch.aten.slice_scatter %[[X0]], %[[NC]], %[[D]], %[[START]], %[[END]], %{{.*}} : {{.*}} -> !torch.vtensor<[4,3],f32>
+// CHECK: %[[T:.*]] = torch.aten.t %[[NX]]
+// CHECK: %[[R:.*]] = torch.aten.sum %[[T]]
+// CHECK: return %[[R]]
+func.func @split_write_seen_by_earlier_view(%x: !torch.tensor<[4,3],f32>) -> !torch.vtensor<[],f32> {
+  %int0 = torch.constant.int 0
+  %int2 = torch.constant.int 2
+  %none = torch.constant.none
+  %t = torch.aten.t %x : !torch.tensor<[4,3],f32> -> !torch.tensor<[3,4],f32>
+  %parts = torch.aten.split.Tensor %x, %int2, %int0 : !torch.tensor<[4,3],f32>, !torch.int, !torch.int -> !torch.list<tensor>
+  %a, %b = torch.prim.ListUnpack %parts : !torch.list<tensor> -> !torch.tensor<[2,3],f32>, !torch.tensor<[2,3],f32>
+  %0 = torch.aten.zero_ %b : !torch.tensor<[2,3],f32> -> !torch.tensor<[2,3],f32>
+  %s = torch.aten.sum %t, %none : !torch.tensor<[3,4],f32>, !torch.none -> !torch.vtensor<[],f32>
+  return %s : !torch.vtensor<[],f32>
+}
+
+// -----
+
+// A value computed before a mutation does not see it.
+// CHECK-LABEL: func.func @snapshot_before_write(
+// CHECK: %[[X0:.*]] = torch.copy.to_vtensor %[[X:.*]] :
+// CHECK: %[[NX:.*]] = torch.aten.add.Scalar %[[X0]]
+// CHECK: return %[[X0]], %[[NX]]
+func.func @snapshot_before_write(%x: !torch.tensor<[2],f32>) -> (!torch.vtensor<[2],f32>, !torch.vtensor<[2],f32>) {
+  %int1 = torch.constant.int 1
+  %before = torch.copy.to_vtensor %x : !torch.vtensor<[2],f32>
+  %0 = torch.aten.add_.Scalar %x, %int1, %int1 : !torch.tensor<[2],f32>, !torch.int, !torch.int -> !torch.tensor<[2],f32>
+  %after = torch.copy.to_vtensor %x : !torch.vtensor<[2],f32>
+  return %before, %after : !torch.vtensor<[2],f32>, !torch.vtensor<[2],f32>
+}
+
+// -----
+
+// unbind elements are selects; copy_ becomes the value-semantic aten.copy
+// (broadcast and dtype conversion included).
+// CHECK-LABEL: func.func @unbind_copy(
+// CHECK: %[[ROW:.*]] = torch.aten.select.int %[[X0:.*]], %[[D:.*]], %[[I:int1.*]] : {{.*}} -> !torch.vtensor<[3],f32>
+// CHECK: %[[NEW:.*]] = torch.aten.copy %[[ROW]], %[[SRC:.*]], %{{.*}} : !torch.vtensor<[3],f32>, !torch.vtensor<[],si64>, !torch.bool -> !torch.vtensor<[3],f32>
+// CHECK: torch.aten.select_scatter %[[X0]], %[[NEW]], %[[D]], %[[I]]
+func.func @unbind_copy(%x: !torch.tensor<[2,3],f32>, %src: !torch.vtensor<[],si64>) -> !torch.none {
+  %int0 = torch.constant.int 0
+  %false = torch.constant.bool false
+  %none = torch.constant.none
+  %rows = torch.aten.unbind.int %x, %int0 : !torch.tensor<[2,3],f32>, !torch.int -> !torch.list<tensor>
+  %r0, %r1 = torch.prim.ListUnpack %rows : !torch.list<tensor> -> !torch.tensor<[3],f32>, !torch.tensor<[3],f32>
+  %srct = torch.copy.to_tensor %src : !torch.tensor<[],si64>
+  %0 = torch.aten.copy_ %r1, %srct, %false : !torch.tensor<[3],f32>, !torch.tensor<[],si64>, !torch.bool -> !torch.tensor<[3],f32>
+  return %none : !torch.none
+}
+
+// -----
+
+// A metadata mutation of an argument changes how it is seen, not its data:
+// no overwrite, and its new sizes and strides are recorded for the runtime.
+// A later write through the transposed tensor is scattered back through t.
+// CHECK-LABEL: func.func @metadata_then_data_mutation(
+// CHECK-SAME: %[[X:.*]]: !torch.tensor<[2,3],f32> {purity.new_sizes = array<i64: 3, 2>, purity.new_storage_offset = 0 : i64, purity.new_strides = array<i64: 1, 3>}
+// CHECK: %[[X0:.*]] = torch.copy.to_vtensor %[[X]]
+// CHECK: %[[T:.*]] = torch.aten.t %[[X0]] : !torch.vtensor<[2,3],f32> -> !torch.vtensor<[3,2],f32>
+// CHECK: %[[ROW:.*]] = torch.aten.select.int %[[T]]
+// CHECK: %[[NROW:.*]] = torch.aten.mul.Scalar %[[ROW]]
+// CHECK: %[[NT:.*]] = torch.aten.select_scatter %{{.*}}, %[[NROW]]
+// CHECK: %[[NX:.*]] = torch.aten.t %[[NT]] : !torch.vtensor<[3,2],f32> -> !torch.vtensor<[2,3],f32>
+// CHECK: torch.overwrite.tensor.contents %[[NX]] overwrites %[[X]]
+func.func @metadata_then_data_mutation(%x: !torch.tensor<[2,3],f32>) -> !torch.none {
+  %int0 = torch.constant.int 0
+  %int2 = torch.constant.int 2
+  %none = torch.constant.none
+  %t = torch.operator "torch.aten.t_"(%x) : (!torch.tensor<[2,3],f32>) -> !torch.tensor<[3,2],f32>
+  %row = torch.aten.select.int %t, %int0, %int0 : !torch.tensor<[3,2],f32>, !torch.int, !torch.int -> !torch.tensor<[2],f32>
+  %0 = torch.aten.mul_.Scalar %row, %int2 : !torch.tensor<[2],f32>, !torch.int -> !torch.tensor<[2],f32>
+  return %none : !torch.none
+}
+
+// -----
+
+// An output that is a view of an argument is described so that a runtime can
+// return a real view: which argument, and the view's sizes/strides/offset.
+// CHECK-LABEL: func.func @output_aliases_input(
+// CHECK-SAME: -> (!torch.vtensor<[3],f32> {purity.aliases_input = 0 : i64, purity.view_chain = "aten.select.int(0, 1)", purity.view_sizes = array<i64: 3>, purity.view_storage_offset = 3 : i64, purity.view_strides = array<i64: 1>})
+// CHECK: %[[ROW:.*]] = torch.aten.select.int %[[X:.*]], %{{.*}}, %{{.*}} : !torch.vtensor<[2,3],f32>, !torch.int, !torch.int -> !torch.vtensor<[3],f32>
+// CHECK: return %[[ROW]]
+func.func @output_aliases_input(%x: !torch.tensor<[2,3],f32>) -> !torch.tensor<[3],f32> {
+  %int0 = torch.constant.int 0
+  %int1 = torch.constant.int 1
+  %row = torch.aten.select.int %x, %int0, %int1 : !torch.tensor<[2,3],f32>, !torch.int, !torch.int -> !torch.tensor<[3],f32>
+  return %row : !torch.tensor<[3],f32>
+}
+
+// -----
+
+// torch-mlir's own non-value forms: a literal, and an explicit overwrite.
+// CHECK-LABEL: func.func @literal_and_overwrite(
+// CHECK-SAME: %[[Y:.*]]: !torch.vtensor<[2],f32>)
+// CHECK: %[[LIT:.*]] = torch.vtensor.literal(dense<[1.000000e+00, 2.000000e+00]> : tensor<2xf32>) : !torch.vtensor<[2],f32>
+// CHECK: %[[SUM:.*]] = torch.aten.add.Tensor %[[Y]], %[[Y]], %{{.*}}
+// CHECK: return %[[LIT]], %[[SUM]]
+func.func @literal_and_overwrite(%y: !torch.vtensor<[2],f32>) -> (!torch.vtensor<[2],f32>, !torch.vtensor<[2],f32>) {
+  %int1 = torch.constant.int 1
+  %lit = torch.tensor.literal(dense<[1.0, 2.0]> : tensor<2xf32>) : !torch.tensor<[2],f32>
+  %before = torch.copy.to_vtensor %lit : !torch.vtensor<[2],f32>
+  torch.overwrite.tensor.contents %y overwrites %lit : !torch.vtensor<[2],f32>, !torch.tensor<[2],f32>
+  %sum = torch.aten.add.Tensor %lit, %y, %int1 : !torch.tensor<[2],f32>, !torch.vtensor<[2],f32>, !torch.int -> !torch.vtensor<[2],f32>
+  return %before, %sum : !torch.vtensor<[2],f32>, !torch.vtensor<[2],f32>
+}
