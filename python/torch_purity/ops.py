@@ -15,7 +15,7 @@ VIEW_OPS = frozenset(
         "permute", "transpose.int", "t", "numpy_T", "movedim.int", "unsqueeze", "squeeze",
         "squeeze.dim", "alias", "detach", "expand", "expand_as", "broadcast_to", "unfold", "view_as",
     )
-)
+) | {"torch.prims.squeeze", "torch.prims.view_of"}
 
 # Views a write may not go through (eager raises as well, or would write overlapping memory).
 UNWRITABLE_VIEWS = frozenset(
@@ -29,7 +29,7 @@ RESHAPE_LIKE_VIEWS = frozenset(
         "view", "reshape", "_unsafe_view", "_reshape_alias", "flatten.using_ints", "unflatten.int",
         "unsqueeze", "squeeze", "squeeze.dim", "view_as",
     )
-)
+) | {"torch.prims.squeeze"}
 
 # Multi-output views: a `!torch.list<tensor>` whose elements alias operand 0.
 MULTI_OUTPUT_VIEWS = frozenset(

@@ -50,6 +50,7 @@ from torch_mlir.ir import (
 )
 
 from ..errors import PurityError
+from ..ops import METADATA_MUTATIONS
 from .alias_analysis import AliasClasses, analyze_aliases
 from .locations import node_location, op_display_name, register_user_code, source_of
 
@@ -128,14 +129,49 @@ def _trace(
         raise PurityError("trace", f"{type(error).__name__}: {error}") from error
 
 
+# Ops the Torch dialect registers as functional although they write an input
+# (their ATen schema has no `(a!)`): decomposed so that the write is explicit.
+_FORCED_DECOMPOSITIONS = frozenset({torch.ops.aten.native_batch_norm.default})
+
+
+def is_metadata_mutation(target: torch._ops.OpOverload) -> bool:
+    return mlir_op_name(target) in METADATA_MUTATIONS
+
+
+def out_variant_functional(target: torch._ops.OpOverload) -> torch._ops.OpOverload | None:
+    """For an out= overload (`aten.add.out`), the overload computing the same
+    value without `out` (`aten.add.Tensor`); None for other ops."""
+    schema = target._schema
+    outs = [a for a in schema.arguments if a.kwarg_only and a.alias_info is not None and a.alias_info.is_write]
+    if len(outs) != 1 or len(schema.returns) != 1:
+        return None
+    wanted = [(a.name, str(a.type)) for a in schema.arguments if a is not outs[0]]
+    for overload_name in target.overloadpacket.overloads():
+        candidate = getattr(target.overloadpacket, overload_name)
+        arguments = candidate._schema.arguments
+        if candidate is not target and [(a.name, str(a.type)) for a in arguments] == wanted:
+            return candidate
+    return None
+
+
+def _needs_decomposition(target: object, context: Context) -> bool:
+    if not isinstance(target, torch._ops.OpOverload) or target in tm_fx.NODE_CANONICALIZE:
+        return False
+    if target in _FORCED_DECOMPOSITIONS:
+        return True
+    if is_metadata_mutation(target):
+        return False
+    functional = out_variant_functional(target)
+    if functional is not None and context.is_registered_operation(mlir_op_name(functional)):
+        return False
+    return not context.is_registered_operation(mlir_op_name(target))
+
+
 def _unregistered_targets(gm: fx.GraphModule, context: Context) -> set[torch._ops.OpOverload]:
     return {
         node.target
         for node in gm.graph.nodes
-        if node.op == "call_function"
-        and isinstance(node.target, torch._ops.OpOverload)
-        and node.target not in tm_fx.NODE_CANONICALIZE
-        and not context.is_registered_operation(mlir_op_name(node.target))
+        if node.op == "call_function" and _needs_decomposition(node.target, context)
     }
 
 
@@ -204,9 +240,13 @@ class _MutableGraphNodeImporter(tm_fx.GraphNodeImporter):
             return
         node = canonical
         target = _scalar_overload(node)
+        functional = out_variant_functional(target)
+        if functional is not None and not self._c.is_registered_operation(mlir_op_name(target)):
+            return self._import_out_variant(loc, node, functional)
         schema = target._schema
         op_name = mlir_op_name(target)
-        if not self._c.is_registered_operation(op_name):
+        registered = self._c.is_registered_operation(op_name)
+        if not registered and not is_metadata_mutation(target):
             raise PurityError(
                 "import",
                 f"the Torch dialect has no op '{op_name}' and PyTorch has no "
@@ -240,9 +280,55 @@ class _MutableGraphNodeImporter(tm_fx.GraphNodeImporter):
         if any(p.alias_info is not None and p.alias_info.is_write for p in schema.arguments):
             # The dialect's in-place and out= ops take only non-value tensors.
             operands = [_as_non_value(v, loc) for v in operands]
-        operation = Operation.create(op_name, results=result_types, operands=operands, loc=loc)
+        if registered:
+            operation = Operation.create(op_name, results=result_types, operands=operands, loc=loc)
+        else:
+            # torch-mlir's form for an ATen op without a dialect op of its own.
+            operation = Operation.create(
+                "torch.operator",
+                results=result_types,
+                operands=operands,
+                attributes={"name": StringAttr.get(op_name, self._c)},
+                loc=loc,
+            )
         for index, value in enumerate(operation.results):
             self.bind_node_value(node, value, index)
+
+    def _import_out_variant(self, loc, node: fx.Node, functional: torch._ops.OpOverload) -> None:
+        """`aten.add.out(a, b, out=c)` as `c.copy_(aten.add.Tensor(a, b))`: the
+        dialect has no out= ops, and the copy keeps the write into `out` explicit."""
+        schema = functional._schema
+        out_parameter = next(a for a in node.target._schema.arguments if a.alias_info is not None and a.alias_info.is_write)
+        out_node = node.kwargs.get(out_parameter.name)
+        out_value = self.resolve_node_value(out_node)
+        if list(out_node.meta["val"].shape) != list(node.meta["val"].shape):
+            raise PurityError(
+                "import",
+                "an out= op that resizes its `out` tensor is not supported",
+                op=op_display_name(node),
+                source=source_of(node),
+            )
+        operands = []
+        for index, parameter in enumerate(schema.arguments):
+            if index < len(node.args):
+                operands.append(self._import_argument(loc, node.args[index], parameter.type))
+            elif parameter.name in node.kwargs:
+                operands.append(self._import_argument(loc, node.kwargs[parameter.name], parameter.type))
+            else:
+                operands.append(self._import_default_value(loc, parameter.default_value, parameter.type))
+        with loc:
+            computed = Operation.create(
+                mlir_op_name(functional),
+                results=[self._cc.value_info_to_type(node.meta["val"])],
+                operands=operands,
+            ).result
+            non_blocking = self._import_literal(False)
+            copy = Operation.create(
+                "torch.aten.copy_",
+                results=[out_value.type],
+                operands=[out_value, _as_non_value(computed, loc), non_blocking],
+            )
+        self.bind_node_value(node, copy.result)
 
     def _result_types(self, node: fx.Node, schema) -> list[IrType]:
         if len(schema.returns) <= 1:

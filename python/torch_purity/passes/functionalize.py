@@ -510,7 +510,7 @@ def _scatter(step: ViewStep, base: Value, new: Value, at: Operation) -> Value:
     if name == "torch.aten.movedim.int":
         source, destination = step.operands
         return create(name, [new, destination, source])
-    if name in ("torch.aten.alias", "torch.aten.detach"):
+    if name in ("torch.aten.alias", "torch.aten.detach", "torch.prims.view_of"):
         return new
     raise FunctionalizeError(at.location, f"a write through '{name}' is not supported")
 
@@ -600,8 +600,8 @@ def _geometry(function: Operation, argument_index: int, chain: list[ViewStep]) -
             arguments = [constant_of(v) for v in step.operands]
         except _NotConstant:
             return None
-        packet, _, overload = step.op_name.removeprefix("torch.aten.").partition(".")
-        overload_op = getattr(getattr(torch.ops.aten, packet), overload or "default")
+        namespace, packet, overload = (step.op_name.removeprefix("torch.").split(".") + ["default"])[:3]
+        overload_op = getattr(getattr(getattr(torch.ops, namespace), packet), overload)
         tensor = overload_op(tensor, *arguments)
     return list(tensor.shape), list(tensor.stride()), tensor.storage_offset()
 
