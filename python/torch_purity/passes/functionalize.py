@@ -470,7 +470,8 @@ class _FunctionRewriter:
 def _scatter(step: ViewStep, base: Value, new: Value, at: Operation) -> Value:
     """The value of `base` after writing `new` into `step(base)`."""
     name = step.op_name
-    base_type = base.type
+    # A fresh root keeps its non-value type until the walk ends.
+    base_type = value_type(base.type) if is_non_value(base) else base.type
     loc = step.location
 
     def create(op_name: str, operands: list[Value], result_type: Type = base_type) -> Value:
