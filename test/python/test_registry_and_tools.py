@@ -1,0 +1,77 @@
+"""The pass registry, and the command-line tools' behaviour on bad input."""
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+from torch_purity import PurityError, import_fx
+from torch_purity.passes import PASSES, get_pass
+
+ROOT = Path(__file__).resolve().parents[2]
+BIN = Path(sys.executable).parent
+
+
+@pytest.mark.parametrize("name", sorted(PASSES))
+def test_every_registered_pass_has_its_lit_test(name):
+    assert (ROOT / "test" / "Passes" / f"{name}.mlir").is_file(), f"test/Passes/{name}.mlir is missing"
+    cls = get_pass(name)
+    assert cls.name == name
+    assert cls.summary(), "a pass's docstring is its documentation"
+
+
+def run_tool(*args, stdin=None):
+    return subprocess.run([str(BIN / args[0]), *args[1:]], input=stdin, capture_output=True, text=True)
+
+
+@pytest.mark.parametrize(
+    "args,stdin,expected",
+    [
+        (["-"], "func.func @f( {", "<stdin>:1:"),
+        (["-", "--no-such-pass"], "module {}", "unknown pass or option '--no-such-pass'"),
+        (["-", "--canonicalize=not-an-option=1"], "module {}", "invalid pass 'canonicalize{not-an-option=1}'"),
+        (["missing.mlir"], None, "could not open input file"),
+        (["-", "a.mlir", "b.mlir"], "", "only one input file"),
+    ],
+)
+def test_purity_opt_bad_input_exits_1_without_traceback(args, stdin, expected):
+    result = run_tool("purity-opt", *args, stdin=stdin)
+    assert result.returncode == 1, result.stderr
+    assert expected in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_purity_run_bad_file_exits_1_without_traceback(tmp_path):
+    program = tmp_path / "prog.py"
+    program.write_text("import torch\nprogram = lambda x: torch.linalg.eigh(x)[0]\ndef example_inputs():\n    return (torch.randn(3, 3),)\n")
+    result = run_tool("purity", "run", str(program))
+    assert result.returncode == 1
+    assert "_linalg_eigh" in result.stderr and "Traceback" not in result.stderr
+    result = run_tool("purity", "run", str(tmp_path / "nothing.py"))
+    assert result.returncode == 1 and "no such file" in result.stderr
+
+
+def test_unsupported_op_error_names_op_and_line():
+    def program(x):
+        return torch.linalg.eigh(x)[0]
+
+    x = torch.randn(3, 3)
+    with pytest.raises(PurityError) as raised:
+        import_fx(program, x)
+    message = str(raised.value)
+    assert "aten._linalg_eigh.default" in message
+    assert f"{__file__}:{program.__code__.co_firstlineno + 1}" in message
+
+
+def test_tracing_never_writes_the_example_inputs():
+    def program(x, y):
+        x.add_(1)
+        y[0].zero_()
+        return x
+
+    x, y = torch.randn(3), torch.randn(2, 2)
+    before = (x.clone(), y.clone())
+    import_fx(program, x, y)
+    assert torch.equal(x, before[0]) and torch.equal(y, before[1])
