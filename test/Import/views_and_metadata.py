@@ -52,11 +52,12 @@ def multi_output(x):
 
 
 # CHECK-LABEL: func.func @main(%arg0: !torch.tensor<[4,4],f32>
+# chunk reaches ATen as split.Tensor.
 # CHECK: %[[SWS:.*]] = torch.aten.split_with_sizes %arg0, {{.*}} -> !torch.list<tensor>
-# CHECK: %[[CH:.*]] = torch.aten.chunk %arg0, {{.*}} -> !torch.list<tensor>
-# CHECK: %[[UB:.*]] = torch.aten.unbind.int %arg0, {{.*}} -> !torch.list<tensor>
 # CHECK: torch.prim.ListUnpack %[[SWS]] : !torch.list<tensor> -> !torch.tensor<[1,4],f32>, !torch.tensor<[3,4],f32>
+# CHECK: %[[CH:.*]] = torch.aten.split.Tensor %arg0, {{.*}} -> !torch.list<tensor>
 # CHECK: torch.prim.ListUnpack %[[CH]] : !torch.list<tensor> -> !torch.tensor<[4,2],f32>, !torch.tensor<[4,2],f32>
+# CHECK: %[[UB:.*]] = torch.aten.unbind.int %arg0, {{.*}} -> !torch.list<tensor>
 # CHECK: torch.prim.ListUnpack %[[UB]] : !torch.list<tensor> -> !torch.tensor<[4],f32>, !torch.tensor<[4],f32>, !torch.tensor<[4],f32>, !torch.tensor<[4],f32>
 print_ir(multi_output, torch.randn(4, 4))
 
