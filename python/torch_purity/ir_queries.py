@@ -4,15 +4,11 @@ from __future__ import annotations
 
 import re
 
-from torch_mlir.ir import Location, Module, Operation
+from torch_mlir.ir import Location, Module, Operation, StringAttr
 
-_FILE_LOCATION = re.compile(r'"([^"]*)":([0-9]+):([0-9]+)')
+from .ops import METADATA_MUTATIONS, is_in_place
 
-
-def is_in_place_op_name(name: str) -> bool:
-    """`torch.aten.add_.Tensor`, `torch.aten.zero_`: an ATen op whose base name ends in `_`."""
-    parts = name.split(".")
-    return len(parts) >= 3 and parts[0] == "torch" and parts[1] == "aten" and parts[2].endswith("_") and not parts[2].startswith("_")
+FILE_LOCATION = re.compile(r'"([^"]*)":([0-9]+):([0-9]+)')
 
 
 def walk(operation: Operation):
@@ -23,11 +19,23 @@ def walk(operation: Operation):
                 yield from walk(op.operation)
 
 
-def in_place_ops(module: Module) -> list[Operation]:
-    return [op for op in walk(module.operation) if is_in_place_op_name(op.operation.name)]
+def aten_name(op: Operation) -> str:
+    """The op's name, or for `torch.operator` the ATen op it stands for."""
+    if op.name == "torch.operator":
+        return StringAttr(op.attributes["name"]).value
+    return op.name
+
+
+def mutating_ops(module: Module) -> list[Operation]:
+    """Data writes and metadata mutations, in program order."""
+    return [
+        op.operation
+        for op in walk(module.operation)
+        if is_in_place(aten_name(op.operation)) or aten_name(op.operation) in METADATA_MUTATIONS
+    ]
 
 
 def source_location(location: Location) -> str | None:
     """'file:line' of the innermost file location in `location`."""
-    match = _FILE_LOCATION.search(str(location))
+    match = FILE_LOCATION.search(str(location))
     return f"{match.group(1)}:{match.group(2)}" if match else None

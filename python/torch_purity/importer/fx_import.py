@@ -269,14 +269,7 @@ class _MutableGraphNodeImporter(tm_fx.GraphNodeImporter):
         result_types = self._result_types(node, schema)
         if len(result_types) > 1:
             self._multi_result_nodes.add(node)
-        operands = []
-        for index, parameter in enumerate(schema.arguments):
-            if index < len(node.args):
-                operands.append(self._import_argument(loc, node.args[index], parameter.type))
-            elif parameter.name in node.kwargs:
-                operands.append(self._import_argument(loc, node.kwargs[parameter.name], parameter.type))
-            else:
-                operands.append(self._import_default_value(loc, parameter.default_value, parameter.type))
+        operands = self._import_operands(loc, node, schema)
         if any(p.alias_info is not None and p.alias_info.is_write for p in schema.arguments):
             # The dialect's in-place and out= ops take only non-value tensors.
             operands = [_as_non_value(v, loc) for v in operands]
@@ -308,14 +301,7 @@ class _MutableGraphNodeImporter(tm_fx.GraphNodeImporter):
                 op=op_display_name(node),
                 source=source_of(node),
             )
-        operands = []
-        for index, parameter in enumerate(schema.arguments):
-            if index < len(node.args):
-                operands.append(self._import_argument(loc, node.args[index], parameter.type))
-            elif parameter.name in node.kwargs:
-                operands.append(self._import_argument(loc, node.kwargs[parameter.name], parameter.type))
-            else:
-                operands.append(self._import_default_value(loc, parameter.default_value, parameter.type))
+        operands = self._import_operands(loc, node, schema)
         with loc:
             computed = Operation.create(
                 mlir_op_name(functional),
@@ -329,6 +315,18 @@ class _MutableGraphNodeImporter(tm_fx.GraphNodeImporter):
                 operands=[out_value, _as_non_value(computed, loc), non_blocking],
             )
         self.bind_node_value(node, copy.result)
+
+    def _import_operands(self, loc: Location, node: fx.Node, schema) -> list:
+        """One operand per schema argument: given positionally, by keyword, or defaulted."""
+        operands = []
+        for index, parameter in enumerate(schema.arguments):
+            if index < len(node.args):
+                operands.append(self._import_argument(loc, node.args[index], parameter.type))
+            elif parameter.name in node.kwargs:
+                operands.append(self._import_argument(loc, node.kwargs[parameter.name], parameter.type))
+            else:
+                operands.append(self._import_default_value(loc, parameter.default_value, parameter.type))
+        return operands
 
     def _result_types(self, node: fx.Node, schema) -> list[IrType]:
         if len(schema.returns) <= 1:

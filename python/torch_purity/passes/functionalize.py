@@ -54,6 +54,7 @@ from torch_mlir.ir import (
 )
 
 from .. import ops as op_catalog
+from ..ir_queries import aten_name
 from .base import ModulePass, PassFailed
 
 
@@ -260,9 +261,7 @@ class _FunctionRewriter:
         self.finish()
 
     def visit(self, op: Operation) -> None:
-        name = op.name
-        if name == "torch.operator":
-            name = StringAttr(op.attributes["name"]).value
+        name = aten_name(op)
         uses_non_value = any(is_non_value(v) or str(v.type) == "!torch.list<tensor>" for v in op.operands)
         produces_non_value = any(is_non_value(r) or str(r.type) == "!torch.list<tensor>" for r in op.results)
         if not uses_non_value and not produces_non_value:

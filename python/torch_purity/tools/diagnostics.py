@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 
 from torch_mlir.ir import DiagnosticSeverity
 
-_FILE_LOCATION = re.compile(r'"([^"]*)":([0-9]+):([0-9]+)')
+from ..ir_queries import FILE_LOCATION
 
 SEVERITY_NAMES = {
     DiagnosticSeverity.ERROR: "error",
@@ -37,7 +36,7 @@ def from_mlir(info, source_name: str, line_offset: int = 0) -> Diagnostic:
     a buffer read as "-" are mapped to `source_name`, shifted by `line_offset`
     (the split-input-file chunk's first line)."""
     diagnostic = Diagnostic(SEVERITY_NAMES.get(info.severity, "error"), str(info.message).strip())
-    match = _FILE_LOCATION.search(str(info.location))
+    match = FILE_LOCATION.search(str(info.location))
     if match:
         file, line, column = match.group(1), int(match.group(2)), int(match.group(3))
         if file == "-":

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from ..errors import PurityError
 from ..importer import import_fx
-from ..ir_queries import in_place_ops, source_location
+from ..ir_queries import aten_name, mutating_ops, source_location
 
 
 class CommandError(Exception):
@@ -42,11 +42,11 @@ def load_program(path: str) -> tuple[object, tuple]:
 def command_run(args: argparse.Namespace) -> int:
     program, inputs = load_program(args.file)
     module = import_fx(program, *inputs)
-    mutations = in_place_ops(module)
+    mutations = mutating_ops(module)
     print(f"Purity: {args.file}")
     print(f"mutations found: {len(mutations)}")
     for op in mutations:
-        print(f"  {op.name:<32} at {source_location(op.location) or 'unknown location'}")
+        print(f"  {aten_name(op):<32} at {source_location(op.location) or 'unknown location'}")
     ir_text = module.operation.get_asm(enable_debug_info=True, pretty_debug_info=False)
     if args.dump_ir:
         os.makedirs(args.dump_ir, exist_ok=True)
