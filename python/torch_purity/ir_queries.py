@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from torch_mlir.ir import Location, Module, Operation, StringAttr
+from torch_mlir.ir import Location, Module, Operation, StringAttr, Type
 
 from .ops import METADATA_MUTATIONS, is_in_place
 
@@ -39,3 +39,17 @@ def source_location(location: Location) -> str | None:
     """'file:line' of the innermost file location in `location`."""
     match = FILE_LOCATION.search(str(location))
     return f"{match.group(1)}:{match.group(2)}" if match else None
+
+
+def is_non_value(value) -> bool:
+    return str(value.type).startswith("!torch.tensor")
+
+
+def value_type(non_value_type: Type) -> Type:
+    """`!torch.tensor<[4],f32>` -> `!torch.vtensor<[4],f32>`."""
+    return Type.parse(str(non_value_type).replace("!torch.tensor", "!torch.vtensor", 1), non_value_type.context)
+
+
+def non_value_type(value_semantic_type: Type) -> Type:
+    """`!torch.vtensor<[4],f32>` -> `!torch.tensor<[4],f32>`."""
+    return Type.parse(str(value_semantic_type).replace("!torch.vtensor", "!torch.tensor", 1), value_semantic_type.context)

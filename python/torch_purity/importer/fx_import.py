@@ -50,6 +50,7 @@ from torch_mlir.ir import (
 )
 
 from ..errors import PurityError
+from ..ir_queries import non_value_type, value_type
 from ..ops import METADATA_MUTATIONS
 from .alias_analysis import AliasClasses, analyze_aliases
 from .locations import node_location, op_display_name, register_user_code, source_of
@@ -365,7 +366,7 @@ class _MutableGraphNodeImporter(tm_fx.GraphNodeImporter):
                 if self.aliases.is_non_value(item):
                     value = Operation.create(
                         "torch.copy.to_vtensor",
-                        results=[_value_type_of(value)],
+                        results=[value_type(value.type)],
                         operands=[value],
                     ).result
                 operands.append(value)
@@ -397,17 +398,11 @@ def _scalar_overload(node: fx.Node) -> torch._ops.OpOverload:
 
 
 def _as_non_value(value, loc: Location):
-    text = str(value.type)
-    if not text.startswith("!torch.vtensor"):
+    if not str(value.type).startswith("!torch.vtensor"):
         return value
-    non_value_type = IrType.parse(text.replace("!torch.vtensor", "!torch.tensor", 1), value.type.context)
     return Operation.create(
-        "torch.copy.to_tensor", results=[non_value_type], operands=[value], loc=loc
+        "torch.copy.to_tensor", results=[non_value_type(value.type)], operands=[value], loc=loc
     ).result
-
-
-def _value_type_of(non_value) -> IrType:
-    return IrType.parse(str(non_value.type).replace("!torch.tensor", "!torch.vtensor", 1))
 
 
 def _storage_groups(inputs: Sequence[InputDescription]) -> list[int | None]:

@@ -54,21 +54,13 @@ from torch_mlir.ir import (
 )
 
 from .. import ops as op_catalog
-from ..ir_queries import aten_name
+from ..ir_queries import aten_name, is_non_value, value_type
 from .base import ModulePass, PassFailed
 
 
 # ----------------------------------------------------------------------------
 # Types
 # ----------------------------------------------------------------------------
-
-
-def is_non_value(value: Value) -> bool:
-    return str(value.type).startswith("!torch.tensor")
-
-
-def value_type(non_value_type: Type) -> Type:
-    return Type.parse(str(non_value_type).replace("!torch.tensor", "!torch.vtensor", 1), non_value_type.context)
 
 
 def static_sizes(tensor_type: Type) -> list[int] | None:
