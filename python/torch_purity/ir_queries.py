@@ -41,13 +41,36 @@ def source_location(location: Location) -> str | None:
     return f"{match.group(1)}:{match.group(2)}" if match else None
 
 
+_NON_VALUE_KIND_BY_TYPE: dict[Type, str | None] = {}
+_VALUE_TYPE_OF: dict[Type, Type] = {}
+
+
+def non_value_kind(value) -> str | None:
+    """"tensor" for `!torch.tensor`, "list" for `!torch.list<tensor>`, else None.
+    Types are uniqued, so the answer is cached per type: printing a type is
+    the costly part of asking."""
+    type_ = value.type
+    try:
+        return _NON_VALUE_KIND_BY_TYPE[type_]
+    except KeyError:
+        text = str(type_)
+        kind = "tensor" if text.startswith("!torch.tensor") else "list" if text == "!torch.list<tensor>" else None
+        _NON_VALUE_KIND_BY_TYPE[type_] = kind
+        return kind
+
+
 def is_non_value(value) -> bool:
-    return str(value.type).startswith("!torch.tensor")
+    return non_value_kind(value) == "tensor"
 
 
 def value_type(non_value_type: Type) -> Type:
     """`!torch.tensor<[4],f32>` -> `!torch.vtensor<[4],f32>`."""
-    return Type.parse(str(non_value_type).replace("!torch.tensor", "!torch.vtensor", 1), non_value_type.context)
+    try:
+        return _VALUE_TYPE_OF[non_value_type]
+    except KeyError:
+        result = Type.parse(str(non_value_type).replace("!torch.tensor", "!torch.vtensor", 1), non_value_type.context)
+        _VALUE_TYPE_OF[non_value_type] = result
+        return result
 
 
 def non_value_type(value_semantic_type: Type) -> Type:

@@ -54,13 +54,24 @@ from torch_mlir.ir import (
 )
 
 from .. import ops as op_catalog
-from ..ir_queries import aten_name, is_non_value, value_type
+from ..ir_queries import aten_name, is_non_value, non_value_kind, value_type
 from .base import ModulePass, PassFailed
 
 
 # ----------------------------------------------------------------------------
 # Types
 # ----------------------------------------------------------------------------
+
+
+_FUNCTIONAL_VARIANTS: dict[str, str | None] = {}
+
+
+def _functional_variant(in_place_name: str, context) -> str | None:
+    if in_place_name not in _FUNCTIONAL_VARIANTS:
+        _FUNCTIONAL_VARIANTS[in_place_name] = next(
+            (c for c in op_catalog.functional_candidates(in_place_name) if context.is_registered_operation(c)), None
+        )
+    return _FUNCTIONAL_VARIANTS[in_place_name]
 
 
 def static_sizes(tensor_type: Type) -> list[int] | None:
@@ -254,8 +265,8 @@ class _FunctionRewriter:
 
     def visit(self, op: Operation) -> None:
         name = aten_name(op)
-        uses_non_value = any(is_non_value(v) or str(v.type) == "!torch.list<tensor>" for v in op.operands)
-        produces_non_value = any(is_non_value(r) or str(r.type) == "!torch.list<tensor>" for r in op.results)
+        uses_non_value = any(non_value_kind(v) for v in op.operands)
+        produces_non_value = any(non_value_kind(r) for r in op.results)
         if not uses_non_value and not produces_non_value:
             if _uses_non_value_inside(op):
                 raise FunctionalizeError(op.location, f"mutation or aliasing inside the regions of '{name}' is not supported")
@@ -305,14 +316,14 @@ class _FunctionRewriter:
         for index, operand in enumerate(op.operands):
             if is_non_value(operand):
                 op.operands[index] = self.mapped(operand, op)
-            elif str(operand.type) == "!torch.list<tensor>":
+            elif non_value_kind(operand) == "list":
                 raise FunctionalizeError(op.location, f"'{name}' takes a list of non-value tensors, which is not supported")
         for result in op.results:
             if is_non_value(result):
                 # Retyped in finish(): until then the type marks later uses as aliases.
                 self.fresh_results.append(result)
                 self.objects[result] = TensorObject(self.new_root(result))
-            elif str(result.type) == "!torch.list<tensor>":
+            elif non_value_kind(result) == "list":
                 result.set_type(Type.parse("!torch.list<vtensor>", result.context))
 
     def visit_view(self, op: Operation, name: str) -> None:
@@ -357,11 +368,11 @@ class _FunctionRewriter:
 
     def visit_in_place(self, op: Operation, name: str) -> None:
         target = self.object_of(op.operands[0], op)
-        if op.results and str(op.results[0].type) != str(op.operands[0].type):
+        if op.results and op.results[0].type != op.operands[0].type:
             raise FunctionalizeError(
                 op.location, f"in-place op '{name}' changes the shape or dtype of the tensor it writes, which is not supported"
             )
-        functional = next((c for c in op_catalog.functional_candidates(name) if op.context.is_registered_operation(c)), None)
+        functional = _functional_variant(name, op.context)
         if functional is None:
             raise FunctionalizeError(op.location, f"in-place op '{name}' has no value-semantic variant in the Torch dialect")
         operands = [self.read(target)] + [self.mapped(v, op) for v in op.operands[1:]]
