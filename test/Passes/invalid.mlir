@@ -1,4 +1,4 @@
-// RUN: purity-opt %s --purity-functionalize --split-input-file --verify-diagnostics
+// RUN: purity-opt %s --purity-functionalize --purity-decompose-strided --split-input-file --verify-diagnostics
 
 func.func @write_into_expanded(%x: !torch.tensor<[1,3],f32>) -> !torch.none {
   %int1 = torch.constant.int 1
@@ -46,4 +46,14 @@ func.func @resize_to_new_shape(%x: !torch.tensor<[3],f32>) -> !torch.none {
   // expected-error @+1 {{in-place op 'torch.aten.resize_' changes the shape or dtype of the tensor it writes}}
   %0 = torch.aten.resize_ %x, %sizes, %none : !torch.tensor<[3],f32>, !torch.list<int>, !torch.none -> !torch.tensor<[5],f32>
   return %none : !torch.none
+}
+
+// -----
+
+func.func @scatter_with_dynamic_offset(%base: !torch.vtensor<[6],f32>, %src: !torch.vtensor<[2],f32>, %offset: !torch.int) -> !torch.vtensor<[6],f32> {
+  %int2 = torch.constant.int 2
+  %size = torch.prim.ListConstruct %int2 : (!torch.int) -> !torch.list<int>
+  // expected-error @+1 {{'torch.aten.as_strided_scatter' with non-constant view arguments is not supported}}
+  %0 = torch.aten.as_strided_scatter %base, %src, %size, %size, %offset : !torch.vtensor<[6],f32>, !torch.vtensor<[2],f32>, !torch.list<int>, !torch.list<int>, !torch.int -> !torch.vtensor<[6],f32>
+  return %0 : !torch.vtensor<[6],f32>
 }

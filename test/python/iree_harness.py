@@ -27,6 +27,7 @@ def functionalized_ir(program, *inputs) -> str:
     with context:
         pm = PassManager("builtin.module")
         get_pass("purity-functionalize")().add_to(pm)
+        get_pass("purity-decompose-strided")().add_to(pm)
         pm.add("canonicalize")
         pm.run(module.operation)
     text = str(module)

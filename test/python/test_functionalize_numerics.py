@@ -159,7 +159,6 @@ def _lowering_gap(program, reason):
     return program
 
 
-NO_SCATTER_LOWERING = "torch-mlir has no lowering for diagonal_scatter/as_strided_scatter yet (issue 3 asks for ours)"
 IREE_SCATTER_INTO_ARGUMENT = "IREE 3.13 rejects this index_put into a tied argument ('write affecting operations on global resources')"
 
 CASES = [
@@ -167,15 +166,15 @@ CASES = [
     (issue_example, lambda: (torch.randn(4, 4), torch.randn(4, 4))),
     (select_of_strided_slice, lambda: (torch.randn(6, 4),)),
     (narrow_write, lambda: (torch.randn(3, 4),)),
-    (_lowering_gap(diagonal_write, NO_SCATTER_LOWERING), lambda: (torch.randn(3, 3),)),
-    (_lowering_gap(diagonal_of_clone, NO_SCATTER_LOWERING), lambda: (torch.randn(3, 3),)),
-    (_lowering_gap(as_strided_write, NO_SCATTER_LOWERING), lambda: (torch.randn(8),)),
+    (diagonal_write, lambda: (torch.randn(3, 3),)),
+    (diagonal_of_clone, lambda: (torch.randn(3, 3),)),
+    (as_strided_write, lambda: (torch.randn(8),)),
     (view_and_permute, lambda: (torch.randn(2, 3), torch.randn(2, 3, 4))),
     (transpose_and_t, lambda: (torch.randn(3, 3),)),
     (unsqueeze_squeeze, lambda: (torch.randn(3),)),
     (split_chunk_unbind, lambda: (torch.randn(4, 4),)),
     (view_before_mutation, lambda: (torch.randn(2, 3),)),
-    (_lowering_gap(copy_broadcast_dtype, NO_SCATTER_LOWERING), lambda: (torch.randn(3) * 10, torch.randn(())),),
+    (copy_broadcast_dtype, lambda: (torch.randn(3) * 10, torch.randn(())),),
     (metadata_mutation_then_write, lambda: (torch.randn(2, 3),)),
     (unsqueeze_inplace, lambda: (torch.randn(2, 3),)),
     (index_put_accumulate, lambda: (torch.randn(3, 2), torch.randn(3, 2))),

@@ -56,6 +56,7 @@ from torch_mlir.ir import (
 from .. import ops as op_catalog
 from ..ir_queries import aten_name, is_non_value, non_value_kind, value_type
 from .base import ModulePass, PassFailed
+from .torch_builders import NotConstant, constant_of, int_constant, int_list_constant, int_type, static_sizes
 
 
 # ----------------------------------------------------------------------------
@@ -72,49 +73,6 @@ def _functional_variant(in_place_name: str, context) -> str | None:
             (c for c in op_catalog.functional_candidates(in_place_name) if context.is_registered_operation(c)), None
         )
     return _FUNCTIONAL_VARIANTS[in_place_name]
-
-
-def static_sizes(tensor_type: Type) -> list[int] | None:
-    text = str(tensor_type)
-    start = text.find("<[")
-    if start < 0:
-        return None
-    dims = text[start + 2 : text.index("]", start)]
-    if not dims:
-        return []
-    sizes = [int(d) if d.lstrip("-").isdigit() else -1 for d in dims.split(",")]
-    return None if any(s < 0 for s in sizes) else sizes
-
-
-# ----------------------------------------------------------------------------
-# Constants
-# ----------------------------------------------------------------------------
-
-
-def constant_of(value: Value) -> object:
-    """The Python value of a torch constant (int/float/bool/none/list of them); raises if not constant."""
-    owner = value.owner
-    if isinstance(owner, Block):
-        raise _NotConstant
-    owner = owner.operation
-    name = owner.name
-    if name == "torch.constant.none":
-        return None
-    if name in ("torch.constant.int", "torch.constant.float", "torch.constant.bool"):
-        attr = owner.attributes["value"]
-        text = str(attr)
-        if name == "torch.constant.bool":
-            return text == "true"
-        if name == "torch.constant.int":
-            return IntegerAttr(attr).value
-        return float(text.split(":")[0])
-    if name == "torch.prim.ListConstruct":
-        return [constant_of(operand) for operand in owner.operands]
-    raise _NotConstant
-
-
-class _NotConstant(Exception):
-    pass
 
 
 # ----------------------------------------------------------------------------
@@ -337,7 +295,7 @@ class _FunctionRewriter:
         producer_name = producer.name
         try:
             dim = constant_of(producer.operands[1 if producer_name == "torch.aten.unbind.int" else 2])
-        except _NotConstant:
+        except NotConstant:
             raise FunctionalizeError(producer.location, "a multi-output view with a non-constant dimension") from None
         input_sizes = static_sizes(producer.operands[0].type)
         if input_sizes is None:
@@ -347,11 +305,11 @@ class _FunctionRewriter:
         for index, result in enumerate(op.results):
             result_type = value_type(result.type)
             if producer_name == "torch.aten.unbind.int":
-                step = ViewStep("torch.aten.select.int", (_int(dim), _int(index)), result_type, op.location)
+                step = ViewStep("torch.aten.select.int", (int_constant(dim), int_constant(index)), result_type, op.location)
             else:
                 length = static_sizes(result.type)[dim]
                 step = ViewStep(
-                    "torch.aten.slice.Tensor", (_int(dim), _int(start), _int(start + length), _int(1)), result_type, op.location
+                    "torch.aten.slice.Tensor", (int_constant(dim), int_constant(start), int_constant(start + length), int_constant(1)), result_type, op.location
                 )
                 start += length
             self.objects[result] = TensorObject(base.root, base.chain + [step])
@@ -486,9 +444,9 @@ def _scatter(step: ViewStep, base: Value, new: Value, at: Operation) -> Value:
     if name in ("torch.aten.narrow", "torch.aten.narrow.Tensor"):
         dim, start, length = step.operands
         if name == "torch.aten.narrow.Tensor":
-            start = Operation.create("torch.aten.Int.Tensor", results=[_int_type(base)], operands=[start], loc=loc).result
-        end = Operation.create("torch.aten.add.int", results=[_int_type(base)], operands=[start, length], loc=loc).result
-        return create("torch.aten.slice_scatter", [base, new, dim, start, end, _int(1)])
+            start = Operation.create("torch.aten.Int.Tensor", results=[int_type(base)], operands=[start], loc=loc).result
+        end = Operation.create("torch.aten.add.int", results=[int_type(base)], operands=[start, length], loc=loc).result
+        return create("torch.aten.slice_scatter", [base, new, dim, start, end, int_constant(1)])
     if name == "torch.aten.diagonal":
         return create("torch.aten.diagonal_scatter", [base, new, *step.operands])
     if name == "torch.aten.as_strided":
@@ -497,19 +455,19 @@ def _scatter(step: ViewStep, base: Value, new: Value, at: Operation) -> Value:
         sizes = static_sizes(base_type)
         if sizes is None:
             raise FunctionalizeError(at.location, f"a write through '{name}' of a tensor with dynamic shape is not supported")
-        return create("torch.aten.view", [new, _int_list(sizes)])
+        return create("torch.aten.view", [new, int_list_constant(sizes)])
     if name in ("torch.aten.transpose.int", "torch.aten.t", "torch.aten.numpy_T"):
         return create(name, [new, *step.operands])
     if name == "torch.aten.permute":
         try:
             dims = constant_of(step.operands[0])
-        except _NotConstant:
+        except NotConstant:
             raise FunctionalizeError(at.location, "a write through a permute with non-constant dims") from None
         rank = len(dims)
         inverse = [0] * rank
         for position, dim in enumerate(dims):
             inverse[dim % rank] = position
-        return create(name, [new, _int_list(inverse)])
+        return create(name, [new, int_list_constant(inverse)])
     if name == "torch.aten.movedim.int":
         source, destination = step.operands
         return create(name, [new, destination, source])
@@ -521,28 +479,6 @@ def _scatter(step: ViewStep, base: Value, new: Value, at: Operation) -> Value:
 # ----------------------------------------------------------------------------
 # Helpers
 # ----------------------------------------------------------------------------
-
-
-def _int(value: int) -> Value:
-    context = Location.current.context
-    return Operation.create(
-        "torch.constant.int",
-        results=[Type.parse("!torch.int", context)],
-        attributes={"value": IntegerAttr.get(IntegerType.get_signless(64, context), value)},
-    ).result
-
-
-def _int_type(anchor: Value) -> Type:
-    return Type.parse("!torch.int", anchor.context)
-
-
-def _int_list(values: list[int]) -> Value:
-    context = Location.current.context
-    return Operation.create(
-        "torch.prim.ListConstruct",
-        results=[Type.parse("!torch.list<int>", context)],
-        operands=[_int(v) for v in values],
-    ).result
 
 
 def _i64(value: int) -> IntegerAttr:
@@ -601,7 +537,7 @@ def _geometry(function: Operation, argument_index: int, chain: list[ViewStep]) -
     for step in chain:
         try:
             arguments = [constant_of(v) for v in step.operands]
-        except _NotConstant:
+        except NotConstant:
             return None
         namespace, packet, overload = (step.op_name.removeprefix("torch.").split(".") + ["default"])[:3]
         overload_op = getattr(getattr(getattr(torch.ops, namespace), packet), overload)
@@ -614,7 +550,7 @@ def _describe_chain(chain: list[ViewStep]) -> str:
     for step in chain:
         try:
             arguments = ", ".join(repr(constant_of(v)) for v in step.operands)
-        except _NotConstant:
+        except NotConstant:
             arguments = "..."
         parts.append(f"{step.op_name.removeprefix('torch.')}({arguments})")
     return " -> ".join(parts)

@@ -1,0 +1,65 @@
+"""Building and reading Torch-dialect constants and static shapes, for passes."""
+
+from __future__ import annotations
+
+from torch_mlir.ir import Block, IntegerAttr, IntegerType, Location, Operation, Type, Value
+
+
+class NotConstant(Exception):
+    """The value is not built from torch constants."""
+
+
+def static_sizes(tensor_type: Type) -> list[int] | None:
+    text = str(tensor_type)
+    start = text.find("<[")
+    if start < 0:
+        return None
+    dims = text[start + 2 : text.index("]", start)]
+    if not dims:
+        return []
+    sizes = [int(d) if d.lstrip("-").isdigit() else -1 for d in dims.split(",")]
+    return None if any(s < 0 for s in sizes) else sizes
+
+
+def constant_of(value: Value) -> object:
+    """The Python value of a torch constant (int/float/bool/none/list of them); raises if not constant."""
+    owner = value.owner
+    if isinstance(owner, Block):
+        raise NotConstant
+    owner = owner.operation
+    name = owner.name
+    if name == "torch.constant.none":
+        return None
+    if name in ("torch.constant.int", "torch.constant.float", "torch.constant.bool"):
+        attr = owner.attributes["value"]
+        text = str(attr)
+        if name == "torch.constant.bool":
+            return text == "true"
+        if name == "torch.constant.int":
+            return IntegerAttr(attr).value
+        return float(text.split(":")[0])
+    if name == "torch.prim.ListConstruct":
+        return [constant_of(operand) for operand in owner.operands]
+    raise NotConstant
+
+
+def int_constant(value: int) -> Value:
+    context = Location.current.context
+    return Operation.create(
+        "torch.constant.int",
+        results=[Type.parse("!torch.int", context)],
+        attributes={"value": IntegerAttr.get(IntegerType.get_signless(64, context), value)},
+    ).result
+
+
+def int_type(anchor: Value) -> Type:
+    return Type.parse("!torch.int", anchor.context)
+
+
+def int_list_constant(values: list[int]) -> Value:
+    context = Location.current.context
+    return Operation.create(
+        "torch.prim.ListConstruct",
+        results=[Type.parse("!torch.list<int>", context)],
+        operands=[int_constant(v) for v in values],
+    ).result
