@@ -202,3 +202,31 @@ PARAMS = [
 def test_matches_eager(program, make_inputs):
     torch.manual_seed(0)
     assert_matches_eager(program, *make_inputs())
+
+
+def as_strided_after_a_view(x):
+    # as_strided addresses the storage: through x[1] it still starts at x's first element.
+    x[1].as_strided((2,), (1,), 1).add_(1)
+    return x * 1
+
+
+def as_strided_metadata_mutation(x):
+    y = x * 1
+    y.as_strided_((2, 2), (1, 3), 1)
+    y[0].mul_(10)
+    return y + 0, y.sum()
+
+
+@pytest.mark.parametrize("program", [as_strided_after_a_view, as_strided_metadata_mutation])
+def test_as_strided_addresses_the_storage(program):
+    assert_matches_eager(program, torch.randn(3, 3))
+
+
+def test_as_strided_on_an_offset_input_is_rejected_at_its_line():
+    def program(x):
+        x.as_strided((2,), (1,), 0).add_(1)
+        return x
+
+    base = torch.randn(8)
+    with pytest.raises(Exception, match="as_strided on a tensor whose storage is not laid out contiguously"):
+        assert_matches_eager(program, base[2:])

@@ -287,8 +287,31 @@ class _FunctionRewriter:
     def visit_view(self, op: Operation, name: str) -> None:
         base = self.object_of(op.operands[0], op)
         step = ViewStep(name, tuple(op.operands[1:]), value_type(op.results[0].type), op.location)
-        self.objects[op.results[0]] = TensorObject(base.root, base.chain + [step])
+        self.objects[op.results[0]] = TensorObject(base.root, self.extended_chain(base, step, op))
         self.erase.append(op)
+
+    def extended_chain(self, base: TensorObject, step: ViewStep, at: Operation) -> list[ViewStep]:
+        """`base.chain + [step]`; but `as_strided` addresses the storage, not
+        the view it is applied to, so after a view that does not start at the
+        storage's first element contiguously it replaces the chain."""
+        if step.op_name != "torch.aten.as_strided" or not base.chain:
+            if step.op_name == "torch.aten.as_strided":
+                self.require_contiguous_root(base.root, at)
+            return base.chain + [step]
+        prefix = _geometry(self.function, base.root, base.chain)
+        if prefix is not None and _is_contiguous_from_start(prefix):
+            return base.chain + [step]
+        self.require_contiguous_root(base.root, at)
+        return [step]
+
+    def require_contiguous_root(self, root: Root, at: Operation) -> None:
+        geometry = _root_geometry(self.function, root)
+        if geometry is None or not _is_contiguous_from_start(geometry):
+            raise FunctionalizeError(
+                at.location,
+                "as_strided on a tensor whose storage is not laid out contiguously from its first element "
+                "(a non-contiguous input or one with a storage offset) is not supported",
+            )
 
     def visit_list_unpack(self, op: Operation) -> None:
         base, producer = self.lists[op.operands[0]]
@@ -318,9 +341,8 @@ class _FunctionRewriter:
     def visit_metadata_mutation(self, op: Operation, name: str) -> None:
         tensor = self.object_of(op.operands[0], op)
         view_name = op_catalog.METADATA_MUTATIONS[name]
-        tensor.chain = tensor.chain + [
-            ViewStep(view_name, tuple(op.operands[1:]), value_type(op.results[0].type), op.location)
-        ]
+        step = ViewStep(view_name, tuple(op.operands[1:]), value_type(op.results[0].type), op.location)
+        tensor.chain = self.extended_chain(tensor, step, op)
         self.objects[op.results[0]] = tensor
         self.erase.append(op)
 
@@ -385,7 +407,7 @@ class _FunctionRewriter:
             tensor = self.objects.get(argument)
             if tensor is None or not tensor.chain:
                 continue
-            geometry = _geometry(self.function, argument.arg_number, tensor.chain)
+            geometry = _geometry(self.function, tensor.root, tensor.chain)
             if geometry is None:
                 raise FunctionalizeError(tensor.chain[-1].location, "cannot compute the new sizes of a metadata-mutated argument")
             sizes, strides, offset = geometry
@@ -408,7 +430,7 @@ class _FunctionRewriter:
                 attrs: dict[str, object] = {}
                 if root.argument_index is not None:
                     attrs["purity.aliases_input"] = _i64(root.argument_index)
-                    geometry = _geometry(self.function, root.argument_index, tensor.chain)
+                    geometry = _geometry(self.function, root, tensor.chain)
                     if geometry is not None:
                         sizes, strides, offset = geometry
                         attrs["purity.view_sizes"] = DenseI64ArrayAttr.get(sizes)
@@ -519,20 +541,43 @@ def _arg_attr(function: Operation, index: int, name: str):
     return entries.get(name)
 
 
-def _geometry(function: Operation, argument_index: int, chain: list[ViewStep]) -> tuple[list[int], list[int], int] | None:
-    """Sizes, strides and storage offset of `chain` applied to the argument, on meta tensors."""
-    sizes_attr = _arg_attr(function, argument_index, "purity.sizes")
-    if sizes_attr is not None:
-        sizes = list(DenseI64ArrayAttr(sizes_attr))
-        strides = list(DenseI64ArrayAttr(_arg_attr(function, argument_index, "purity.strides")))
-        offset = IntegerAttr(_arg_attr(function, argument_index, "purity.storage_offset")).value
+Geometry = tuple[list[int], list[int], int]  # sizes, strides, storage offset
+
+
+def _root_geometry(function: Operation, root: Root) -> Geometry | None:
+    """The root's layout in its storage: an argument's recorded layout, or
+    contiguous from offset 0 for a fresh tensor (and an argument without attributes)."""
+    if root.argument_index is not None:
+        sizes_attr = _arg_attr(function, root.argument_index, "purity.sizes")
+        if sizes_attr is not None:
+            return (
+                list(DenseI64ArrayAttr(sizes_attr)),
+                list(DenseI64ArrayAttr(_arg_attr(function, root.argument_index, "purity.strides"))),
+                IntegerAttr(_arg_attr(function, root.argument_index, "purity.storage_offset")).value,
+            )
+        sizes = static_sizes(function.regions[0].blocks[0].arguments[root.argument_index].type)
     else:
-        sizes = static_sizes(function.regions[0].blocks[0].arguments[argument_index].type)
-        if sizes is None:
-            return None
-        strides = list(torch.empty(sizes, device="meta").stride())
-        offset = 0
-    storage = max([offset + sum((s - 1) * st for s, st in zip(sizes, strides)) + 1] if all(sizes) else [1])
+        sizes = static_sizes(root.current.type)
+    if sizes is None:
+        return None
+    return sizes, _contiguous_strides(sizes), 0
+
+
+def _contiguous_strides(sizes: list[int]) -> list[int]:
+    return list(torch.empty(sizes, device="meta").stride())
+
+
+def _is_contiguous_from_start(geometry: Geometry) -> bool:
+    sizes, strides, offset = geometry
+    return offset == 0 and all(
+        size == 1 or stride == expected for size, stride, expected in zip(sizes, strides, _contiguous_strides(sizes))
+    )
+
+
+def _apply_chain(geometry: Geometry, chain: list[ViewStep]) -> Geometry | None:
+    """Sizes, strides and storage offset after `chain`, computed on meta tensors."""
+    sizes, strides, offset = geometry
+    storage = offset + sum((s - 1) * st for s, st in zip(sizes, strides)) + 1 if all(sizes) else 1
     tensor = torch.empty(storage, device="meta").as_strided(sizes, strides, offset)
     for step in chain:
         try:
@@ -543,6 +588,11 @@ def _geometry(function: Operation, argument_index: int, chain: list[ViewStep]) -
         overload_op = getattr(getattr(getattr(torch.ops, namespace), packet), overload)
         tensor = overload_op(tensor, *arguments)
     return list(tensor.shape), list(tensor.stride()), tensor.storage_offset()
+
+
+def _geometry(function: Operation, root: Root, chain: list[ViewStep]) -> Geometry | None:
+    root_geometry = _root_geometry(function, root)
+    return None if root_geometry is None else _apply_chain(root_geometry, chain)
 
 
 def _describe_chain(chain: list[ViewStep]) -> str:
