@@ -6,6 +6,8 @@ aliases, and how to undo a view when a write goes through it).
 
 from __future__ import annotations
 
+import torch
+
 # Single-result views: the result shares storage with operand 0.
 VIEW_OPS = frozenset(
     "torch.aten." + name
@@ -65,11 +67,39 @@ def is_in_place(name: str) -> bool:
     ) or name == "torch.aten._index_put_impl_"
 
 
-def functional_candidates(name: str) -> list[str]:
-    """Value-semantic ops that compute what the in-place `name` writes, best first."""
-    parts = name.split(".")
-    base = ".".join(parts[:2] + [parts[2].rstrip("_")])
-    overload = ".".join(parts[3:])
-    candidates = [f"{base}.{overload}"] if overload else []
-    candidates.append(base)
-    return candidates
+def aten_schema(name: str):
+    """The ATen schema of a Torch-dialect op name (`torch.aten.add_.Tensor`), or None."""
+    parts = name.split(".")[1:]
+    try:
+        packet = getattr(getattr(torch.ops, parts[0]), parts[1])
+        return getattr(packet, parts[2] if len(parts) > 2 else "default")._schema
+    except (AttributeError, IndexError, RuntimeError):
+        return None
+
+
+_FUNCTIONAL_VARIANTS: dict[str, str | None] = {}
+
+
+def functional_variant(in_place_name: str, context) -> str | None:
+    """The registered value-semantic op computing what the in-place op writes:
+    same ATen name without the trailing `_`, same argument types
+    (`bernoulli_.float` -> `bernoulli.p`), the same overload name preferred."""
+    if in_place_name in _FUNCTIONAL_VARIANTS:
+        return _FUNCTIONAL_VARIANTS[in_place_name]
+    found = None
+    schema = aten_schema(in_place_name)
+    if schema is not None:
+        wanted = [str(argument.type) for argument in schema.arguments]
+        namespace, packet_name = in_place_name.split(".")[1:3]
+        functional_packet = packet_name.rstrip("_")
+        packet = getattr(getattr(torch.ops, namespace), functional_packet, None)
+        overloads = packet.overloads() if packet is not None else []
+        same_overload = schema.overload_name or "default"
+        for overload in sorted(overloads, key=lambda o: o != same_overload):
+            candidate = f"torch.{namespace}.{functional_packet}" + ("" if overload == "default" else f".{overload}")
+            candidate_schema = getattr(packet, overload)._schema
+            if [str(a.type) for a in candidate_schema.arguments] == wanted and context.is_registered_operation(candidate):
+                found = candidate
+                break
+    _FUNCTIONAL_VARIANTS[in_place_name] = found
+    return found

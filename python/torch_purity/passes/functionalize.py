@@ -60,22 +60,6 @@ from .torch_builders import NotConstant, constant_of, int_constant, int_list_con
 
 
 # ----------------------------------------------------------------------------
-# Types
-# ----------------------------------------------------------------------------
-
-
-_FUNCTIONAL_VARIANTS: dict[str, str | None] = {}
-
-
-def _functional_variant(in_place_name: str, context) -> str | None:
-    if in_place_name not in _FUNCTIONAL_VARIANTS:
-        _FUNCTIONAL_VARIANTS[in_place_name] = next(
-            (c for c in op_catalog.functional_candidates(in_place_name) if context.is_registered_operation(c)), None
-        )
-    return _FUNCTIONAL_VARIANTS[in_place_name]
-
-
-# ----------------------------------------------------------------------------
 # Aliases
 # ----------------------------------------------------------------------------
 
@@ -352,7 +336,7 @@ class _FunctionRewriter:
             raise FunctionalizeError(
                 op.location, f"in-place op '{name}' changes the shape or dtype of the tensor it writes, which is not supported"
             )
-        functional = _functional_variant(name, op.context)
+        functional = op_catalog.functional_variant(name, op.context)
         if functional is None:
             raise FunctionalizeError(op.location, f"in-place op '{name}' has no value-semantic variant in the Torch dialect")
         operands = [self.read(target)] + [self.mapped(v, op) for v in op.operands[1:]]
