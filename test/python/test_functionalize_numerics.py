@@ -152,6 +152,61 @@ def fill_and_zero_fresh(x):
 KNOWN_GAPS: dict[str, str] = {}
 
 
+def bool_mask_index_put(x):
+    mask = x > 0
+    x[mask] = 0.0
+    y = x * 2
+    y.index_put_((y < 0,), torch.tensor(1.0))
+    return y
+
+
+def index_copy_fill_add(x, src):
+    idx = torch.tensor([0, 2])
+    y = x.clone()
+    y.index_copy_(0, idx, src)
+    y.index_fill_(1, torch.tensor([1]), -1.0)
+    x[1:].index_add_(0, torch.tensor([0, 1]), src)
+    return y
+
+
+def scatter_reduce_through_view(x):
+    idx = torch.tensor([[0, 1, 0]])
+    x[:, 1:].scatter_reduce_(0, idx, torch.full((1, 3), 5.0), reduce="amax")
+    return x * 1
+
+
+def masked_fill_fresh_and_view(x):
+    y = x.clone()
+    y.masked_fill_(y < 0, 0.0)
+    x.t()[1].masked_fill_(torch.tensor([True, False, True]), 9.0)
+    return y
+
+
+def metadata_mutations_of_intermediates(x):
+    y = x + 1
+    y.t_()
+    y.unsqueeze_(0)
+    y.squeeze_(0)
+    y.transpose_(0, 1)
+    y[0].zero_()
+    return y * 1
+
+
+def outputs_alias_each_other(x):
+    y = x * 2
+    return y.view(-1), y[0], y.t()
+
+
+def reads_between_writes(x):
+    row = x[0]
+    a = row.sum()
+    row.add_(1)
+    b = row.sum()
+    x.mul_(2)
+    c = row.sum()
+    return a, b, c
+
+
 def _lowering_gap(program, reason):
     """Marks a case that functionalizes correctly but cannot be run yet: it must
     fail (strict xfail), so the mark goes when the gap is closed."""
@@ -184,6 +239,13 @@ CASES = [
     (out_variant, lambda: (torch.randn(3), torch.randn(3), torch.randn(3))),
     (nested_helper_mutates, lambda: (torch.randn(2, 2),)),
     (fill_and_zero_fresh, lambda: (torch.randn(4),)),
+    (bool_mask_index_put, lambda: (torch.randn(3, 4),)),
+    (index_copy_fill_add, lambda: (torch.randn(3, 2), torch.randn(2, 2))),
+    (scatter_reduce_through_view, lambda: (torch.randn(2, 4),)),
+    (masked_fill_fresh_and_view, lambda: (torch.randn(3, 3),)),
+    (metadata_mutations_of_intermediates, lambda: (torch.randn(2, 3),)),
+    (outputs_alias_each_other, lambda: (torch.randn(2, 3),)),
+    (reads_between_writes, lambda: (torch.randn(3, 3),)),
 ]
 
 
