@@ -57,3 +57,19 @@ func.func @scatter_with_dynamic_offset(%base: !torch.vtensor<[6],f32>, %src: !to
   %0 = torch.aten.as_strided_scatter %base, %src, %size, %size, %offset : !torch.vtensor<[6],f32>, !torch.vtensor<[2],f32>, !torch.list<int>, !torch.list<int>, !torch.int -> !torch.vtensor<[6],f32>
   return %0 : !torch.vtensor<[6],f32>
 }
+
+// -----
+
+// The argument starts 2 elements into its storage: as_strided would address memory outside it.
+func.func @as_strided_of_offset_input(%x: !torch.tensor<[6],f32> {purity.sizes = array<i64: 6>, purity.strides = array<i64: 1>, purity.storage_offset = 2 : i64}) -> !torch.none {
+  %int0 = torch.constant.int 0
+  %int1 = torch.constant.int 1
+  %int2 = torch.constant.int 2
+  %none = torch.constant.none
+  %size = torch.prim.ListConstruct %int2 : (!torch.int) -> !torch.list<int>
+  %stride = torch.prim.ListConstruct %int1 : (!torch.int) -> !torch.list<int>
+  // expected-error @+1 {{as_strided on a tensor whose storage is not laid out contiguously from its first element}}
+  %v = torch.aten.as_strided %x, %size, %stride, %int0 : !torch.tensor<[6],f32>, !torch.list<int>, !torch.list<int>, !torch.int -> !torch.tensor<[2],f32>
+  %0 = torch.aten.add_.Scalar %v, %int1, %int1 : !torch.tensor<[2],f32>, !torch.int, !torch.int -> !torch.tensor<[2],f32>
+  return %none : !torch.none
+}

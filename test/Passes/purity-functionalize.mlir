@@ -242,3 +242,42 @@ func.func @literal_and_overwrite(%y: !torch.vtensor<[2],f32>) -> (!torch.vtensor
   %sum = torch.aten.add.Tensor %lit, %y, %int1 : !torch.tensor<[2],f32>, !torch.vtensor<[2],f32>, !torch.int -> !torch.vtensor<[2],f32>
   return %before, %sum : !torch.vtensor<[2],f32>, !torch.vtensor<[2],f32>
 }
+
+// -----
+
+// Outputs that view one intermediate share an alias group, each with its chain.
+// CHECK-LABEL: func.func @outputs_alias_each_other(
+// CHECK-SAME: -> (!torch.vtensor<[6],f32> {purity.alias_group = [[G:[0-9]+]] : i64, purity.view_chain = "aten.view([6])"}, !torch.vtensor<[3,2],f32> {purity.alias_group = [[G]] : i64, purity.view_chain = "aten.t()"})
+func.func @outputs_alias_each_other(%x: !torch.vtensor<[2,3],f32>) -> (!torch.tensor<[6],f32>, !torch.tensor<[3,2],f32>) {
+  %int2 = torch.constant.int 2
+  %int6 = torch.constant.int 6
+  %y = torch.aten.mul.Scalar %x, %int2 : !torch.vtensor<[2,3],f32>, !torch.int -> !torch.tensor<[2,3],f32>
+  %shape = torch.prim.ListConstruct %int6 : (!torch.int) -> !torch.list<int>
+  %flat = torch.aten.view %y, %shape : !torch.tensor<[2,3],f32>, !torch.list<int> -> !torch.tensor<[6],f32>
+  %t = torch.aten.t %y : !torch.tensor<[2,3],f32> -> !torch.tensor<[3,2],f32>
+  return %flat, %t : !torch.tensor<[6],f32>, !torch.tensor<[3,2],f32>
+}
+
+// -----
+
+// as_strided addresses the storage: after a select it restarts at the root,
+// and the write goes back with one as_strided_scatter on the root.
+// CHECK-LABEL: func.func @as_strided_after_select(
+// CHECK: %[[X0:.*]] = torch.copy.to_vtensor
+// CHECK: %[[V:.*]] = torch.aten.as_strided %[[X0]], {{.*}} : !torch.vtensor<[3,3],f32>, {{.*}} -> !torch.vtensor<[2],f32>
+// CHECK: %[[NV:.*]] = torch.aten.add.Scalar %[[V]]
+// CHECK: %[[NX:.*]] = torch.aten.as_strided_scatter %[[X0]], %[[NV]], {{.*}} -> !torch.vtensor<[3,3],f32>
+// CHECK-NOT: select_scatter
+// CHECK: torch.overwrite.tensor.contents %[[NX]]
+func.func @as_strided_after_select(%x: !torch.tensor<[3,3],f32>) -> !torch.none {
+  %int0 = torch.constant.int 0
+  %int1 = torch.constant.int 1
+  %int2 = torch.constant.int 2
+  %none = torch.constant.none
+  %row = torch.aten.select.int %x, %int0, %int1 : !torch.tensor<[3,3],f32>, !torch.int, !torch.int -> !torch.tensor<[3],f32>
+  %size = torch.prim.ListConstruct %int2 : (!torch.int) -> !torch.list<int>
+  %stride = torch.prim.ListConstruct %int1 : (!torch.int) -> !torch.list<int>
+  %v = torch.aten.as_strided %row, %size, %stride, %int1 : !torch.tensor<[3],f32>, !torch.list<int>, !torch.list<int>, !torch.int -> !torch.tensor<[2],f32>
+  %0 = torch.aten.add_.Scalar %v, %int1, %int1 : !torch.tensor<[2],f32>, !torch.int, !torch.int -> !torch.tensor<[2],f32>
+  return %none : !torch.none
+}
