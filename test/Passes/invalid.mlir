@@ -73,3 +73,4 @@ func.func @as_strided_of_offset_input(%x: !torch.tensor<[6],f32> {purity.sizes =
   %0 = torch.aten.add_.Scalar %v, %int1, %int1 : !torch.tensor<[2],f32>, !torch.int, !torch.int -> !torch.tensor<[2],f32>
   return %none : !torch.none
 }
+

@@ -13,6 +13,7 @@ from .base import ModulePass, PassFailed, PassOptionError
 _PASS_MODULES: dict[str, tuple[str, str]] = {
     "purity-functionalize": ("functionalize", "Functionalize"),
     "purity-decompose-strided": ("decompose_strided", "DecomposeStrided"),
+    "purity-expose-input-writes": ("expose_input_writes", "ExposeInputWrites"),
 }
 
 

@@ -56,6 +56,7 @@ from torch_mlir.ir import (
 from .. import ops as op_catalog
 from ..ir_queries import aten_name, is_non_value, non_value_kind, value_type
 from .base import ModulePass, PassFailed
+from .function_attrs import arg_attr, function_ops, i64_attr, set_arg_attrs, set_result_attrs
 from .torch_builders import NotConstant, constant_of, int_constant, int_list_constant, int_type, static_sizes
 
 
@@ -119,7 +120,7 @@ class Functionalize(ModulePass):
 
     def apply(self, module: Operation) -> None:
         failed = False
-        for function in _functions(module):
+        for function in function_ops(module):
             try:
                 _FunctionRewriter(function).run()
             except FunctionalizeError as error:
@@ -127,14 +128,6 @@ class Functionalize(ModulePass):
                 failed = True
         if failed:
             raise PassFailed()
-
-
-def _functions(module: Operation) -> list[Operation]:
-    return [
-        op.operation
-        for op in module.regions[0].blocks[0].operations
-        if op.operation.name == "func.func" and len(op.operation.regions[0].blocks) > 0
-    ]
 
 
 class _FunctionRewriter:
@@ -395,10 +388,10 @@ class _FunctionRewriter:
             if geometry is None:
                 raise FunctionalizeError(tensor.chain[-1].location, "cannot compute the new sizes of a metadata-mutated argument")
             sizes, strides, offset = geometry
-            _set_arg_attrs(self.function, argument.arg_number, {
+            set_arg_attrs(self.function, argument.arg_number, {
                 "purity.new_sizes": DenseI64ArrayAttr.get(sizes),
                 "purity.new_strides": DenseI64ArrayAttr.get(strides),
-                "purity.new_storage_offset": _i64(offset),
+                "purity.new_storage_offset": i64_attr(offset),
             })
 
     def record_output_aliases(self) -> None:
@@ -413,19 +406,19 @@ class _FunctionRewriter:
                 tensor = self.returned[output]
                 attrs: dict[str, object] = {}
                 if root.argument_index is not None:
-                    attrs["purity.aliases_input"] = _i64(root.argument_index)
+                    attrs["purity.aliases_input"] = i64_attr(root.argument_index)
                     geometry = _geometry(self.function, root, tensor.chain)
                     if geometry is not None:
                         sizes, strides, offset = geometry
                         attrs["purity.view_sizes"] = DenseI64ArrayAttr.get(sizes)
                         attrs["purity.view_strides"] = DenseI64ArrayAttr.get(strides)
-                        attrs["purity.view_storage_offset"] = _i64(offset)
+                        attrs["purity.view_storage_offset"] = i64_attr(offset)
                     attrs["purity.view_chain"] = StringAttr.get(_describe_chain(tensor.chain))
                 elif len(outputs) > 1:
-                    attrs["purity.alias_group"] = _i64(root_id)
+                    attrs["purity.alias_group"] = i64_attr(root_id)
                     attrs["purity.view_chain"] = StringAttr.get(_describe_chain(tensor.chain))
                 if attrs:
-                    _set_result_attrs(self.function, output, attrs)
+                    set_result_attrs(self.function, output, attrs)
 
 
 # ----------------------------------------------------------------------------
@@ -487,44 +480,6 @@ def _scatter(step: ViewStep, base: Value, new: Value, at: Operation) -> Value:
 # ----------------------------------------------------------------------------
 
 
-def _i64(value: int) -> IntegerAttr:
-    return IntegerAttr.get(IntegerType.get_signless(64), value)
-
-
-def _dict_entries(attr) -> dict[str, object]:
-    dictionary = DictAttr(attr)
-    return {dictionary[i].name: dictionary[i].attr for i in range(len(dictionary))}
-
-
-def _set_indexed_attrs(function: Operation, key: str, count: int, index: int, new: dict[str, object]) -> None:
-    existing = list(ArrayAttr(function.attributes[key])) if key in function.attributes else []
-    while len(existing) < count:
-        existing.append(DictAttr.get({}))
-    entries = _dict_entries(existing[index])
-    entries.update(new)
-    existing[index] = DictAttr.get(entries)
-    function.attributes[key] = ArrayAttr.get(existing)
-
-
-def _function_type(function: Operation) -> FunctionType:
-    return FunctionType(TypeAttr(function.attributes["function_type"]).value)
-
-
-def _set_arg_attrs(function: Operation, index: int, new: dict[str, object]) -> None:
-    _set_indexed_attrs(function, "arg_attrs", len(_function_type(function).inputs), index, new)
-
-
-def _set_result_attrs(function: Operation, index: int, new: dict[str, object]) -> None:
-    _set_indexed_attrs(function, "res_attrs", len(_function_type(function).results), index, new)
-
-
-def _arg_attr(function: Operation, index: int, name: str):
-    if "arg_attrs" not in function.attributes:
-        return None
-    entries = _dict_entries(ArrayAttr(function.attributes["arg_attrs"])[index])
-    return entries.get(name)
-
-
 Geometry = tuple[list[int], list[int], int]  # sizes, strides, storage offset
 
 
@@ -532,12 +487,12 @@ def _root_geometry(function: Operation, root: Root) -> Geometry | None:
     """The root's layout in its storage: an argument's recorded layout, or
     contiguous from offset 0 for a fresh tensor (and an argument without attributes)."""
     if root.argument_index is not None:
-        sizes_attr = _arg_attr(function, root.argument_index, "purity.sizes")
+        sizes_attr = arg_attr(function, root.argument_index, "purity.sizes")
         if sizes_attr is not None:
             return (
                 list(DenseI64ArrayAttr(sizes_attr)),
-                list(DenseI64ArrayAttr(_arg_attr(function, root.argument_index, "purity.strides"))),
-                IntegerAttr(_arg_attr(function, root.argument_index, "purity.storage_offset")).value,
+                list(DenseI64ArrayAttr(arg_attr(function, root.argument_index, "purity.strides"))),
+                IntegerAttr(arg_attr(function, root.argument_index, "purity.storage_offset")).value,
             )
         sizes = static_sizes(function.regions[0].blocks[0].arguments[root.argument_index].type)
     else:

@@ -22,14 +22,14 @@ from torch_mlir import ir
 from torch_mlir.passmanager import PassManager
 
 from ..importer import new_context
-from ..passes import PASSES, PassOptionError, get_pass
+from ..passes import PASSES, get_pass
+from ..pipeline import PIPELINE_SUMMARIES, PipelineError, pass_manager, split_top_level
 from .diagnostics import Diagnostic, from_mlir
 
 SPLIT_MARKER = re.compile(r"^// -----\s*$", re.MULTILINE)
 _EXPECTATION = re.compile(
     r"expected-(error|warning|note|remark)\s*(?:@([+-][0-9]+|above|below|unknown))?\s*\{\{(.*?)\}\}"
 )
-_RESTRICTED_ANCHOR = re.compile(r"restricted to '([^']+)'")
 
 DRIVER_FLAGS = {
     "split-input-file": "run each `// -----` separated chunk on its own",
@@ -105,6 +105,10 @@ def help_text() -> str:
     for name in sorted(PASSES):
         lines.append(f"  --{name:<34} {get_pass(name).summary()}")
     lines.append("")
+    lines.append("Purity pipelines:")
+    for name, summary in PIPELINE_SUMMARIES.items():
+        lines.append(f"  --{name:<34} {summary}")
+    lines.append("")
     lines.append("Driver options:")
     lines.append(f"  {'-o FILE':<36} write the output to FILE (default: stdout)")
     lines.append(f"  {'--pass-pipeline=PIPELINE':<36} a textual pass pipeline")
@@ -118,84 +122,15 @@ def help_text() -> str:
 # ----------------------------------------------------------------------------
 
 
-def _split_top_level(pipeline: str) -> list[str]:
-    elements, depth, current = [], 0, []
-    for char in pipeline:
-        if char in "({":
-            depth += 1
-        elif char in ")}":
-            depth -= 1
-        if char == "," and depth == 0:
-            elements.append("".join(current).strip())
-            current = []
-        else:
-            current.append(char)
-    if "".join(current).strip():
-        elements.append("".join(current).strip())
-    return elements
-
-
-def _pipeline_elements(pipeline: str) -> list[PassSpec | str]:
-    text = pipeline.strip()
-    match = re.fullmatch(r"builtin\.module\((.*)\)", text, re.DOTALL)
-    if match:
-        text = match.group(1)
-    specs: list[PassSpec | str] = []
-    for element in _split_top_level(text):
-        head = re.match(r"([A-Za-z0-9_.\-]+)(\{(.*)\})?$", element, re.DOTALL)
-        if head and head.group(1) in PASSES:
-            specs.append(PassSpec(head.group(1), head.group(3) or ""))
-        else:
-            specs.append(element)
-    return specs
-
-
-def _parse_pass_options(text: str) -> dict[str, str]:
-    options: dict[str, str] = {}
-    for item in text.split():
-        key, _, value = item.partition("=")
-        options[key] = value
-    return options
-
-
-def _nested_textual(element: str, context: ir.Context) -> str:
-    """Nests a C++ pass under the anchor it is restricted to, as mlir-opt does."""
-    try:
-        PassManager.parse(f"builtin.module({element})", context=context)
-        return element
-    except ValueError as error:
-        anchor = _RESTRICTED_ANCHOR.search(str(error))
-        if anchor:
-            return f"{anchor.group(1)}({element})"
-        raise UsageError(_first_line_of_pass_error(str(error), element)) from None
-
-
-def _first_line_of_pass_error(message: str, element: str) -> str:
-    if "does not refer to a registered pass" in message:
-        name = element.split("{")[0]
-        return f"unknown pass or option '--{name}' (see --help)"
-    return f"invalid pass '{element}': " + " ".join(message.split())
-
-
 def build_pass_manager(invocation: Invocation, context: ir.Context) -> PassManager:
-    pm = PassManager("builtin.module", context=context)
-    elements: list[PassSpec | str] = (
-        _pipeline_elements(invocation.pipeline) if invocation.pipeline is not None else list(invocation.passes)
-    )
-    for element in elements:
-        if isinstance(element, PassSpec) and element.name in PASSES:
-            try:
-                get_pass(element.name).from_options(_parse_pass_options(element.options)).add_to(pm)
-            except PassOptionError as error:
-                raise UsageError(str(error)) from None
-            continue
-        text = element if isinstance(element, str) else (
-            f"{element.name}{{{element.options}}}" if element.options else element.name
-        )
-        try:
-            pm.add(_nested_textual(text, context))
-        except ValueError as error:
-            raise UsageError(_first_line_of_pass_error(str(error), text)) from None
+    if invocation.pipeline is not None:
+        specs = split_top_level(invocation.pipeline)
+    else:
+        specs = [f"{p.name}{{{p.options}}}" if p.options else p.name for p in invocation.passes]
+    try:
+        pm = pass_manager(specs, context)
+    except PipelineError as error:
+        raise UsageError(str(error)) from None
     if "mlir-print-ir-after-all" in invocation.flags or "mlir-print-ir-before-all" in invocation.flags:
         pm.enable_ir_printing(
             print_before_all="mlir-print-ir-before-all" in invocation.flags,

@@ -1,0 +1,93 @@
+"""purity-expose-input-writes: the edge overwrite of a written argument becomes a result tied to it.
+
+After purity-functionalize, a written argument is `!torch.tensor`, read once
+through `torch.copy.to_vtensor` and overwritten once with
+`torch.overwrite.tensor.contents` before the return. torch-mlir's backend
+contract admits only value tensors at the function boundary, so this pass
+rewrites each such argument to `!torch.vtensor`, drops the overwrite, and
+returns the final value as an extra result (appended after the program's own
+results, in argument order):
+
+- the new result carries `purity.written_input = <argument index>`, which the
+  runtime reads to apply the write to the caller's tensor;
+- the argument carries `iree.abi.output = <result index> : index`, which ties
+  the result to the argument's buffer in IREE, so that a write through a view
+  (a `tensor.insert_slice` after lowering) is done in place instead of copying
+  the whole tensor.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from torch_mlir.ir import FunctionType, IndexType, InsertionPoint, IntegerAttr, Operation, TypeAttr
+
+from ..ir_queries import is_non_value, value_type
+from .base import ModulePass, PassFailed
+from .function_attrs import function_ops, i64_attr, set_arg_attrs, set_result_attrs
+
+
+@dataclass(frozen=True)
+class ExposeInputWrites(ModulePass):
+    """Turns each edge overwrite of a written argument into an extra result tied to that argument."""
+
+    name = "purity-expose-input-writes"
+
+    def apply(self, module: Operation) -> None:
+        failed = False
+        for function in function_ops(module):
+            try:
+                _expose(function)
+            except _NotEdgeForm as error:
+                error.op.location.emit_error(f"purity-expose-input-writes: {error}")
+                failed = True
+        if failed:
+            raise PassFailed()
+
+
+class _NotEdgeForm(Exception):
+    def __init__(self, op: Operation, message: str) -> None:
+        super().__init__(message)
+        self.op = op
+
+
+def _expose(function: Operation) -> None:
+    block = function.regions[0].blocks[0]
+    return_op = block.operations[len(block.operations) - 1].operation
+    final_values: dict[int, object] = {}
+    for op in [o.operation for o in block.operations]:
+        if op.name != "torch.overwrite.tensor.contents":
+            continue
+        target = op.operands[1]
+        if target.owner != block or not hasattr(target, "arg_number"):
+            raise _NotEdgeForm(op, "only overwrites of function arguments can be exposed (run purity-functionalize first)")
+        final_values[target.arg_number] = op.operands[0]
+        op.erase()
+    for argument in block.arguments:
+        if not is_non_value(argument):
+            continue
+        for use in list(argument.uses):
+            user = use.owner
+            if user.name != "torch.copy.to_vtensor":
+                raise _NotEdgeForm(user, f"'{user.name}' uses a non-value argument (run purity-functionalize first)")
+            user.results[0].replace_all_uses_with(argument)
+            user.erase()
+        argument.set_type(value_type(argument.type))
+
+    first_new_result = len(return_op.operands)
+    written = sorted(final_values)
+    results = list(return_op.operands) + [final_values[index] for index in written]
+    _replace_return(return_op, results)
+    function.attributes["function_type"] = TypeAttr.get(
+        FunctionType.get([a.type for a in block.arguments], [v.type for v in results], context=function.context)
+    )
+    for offset, argument_index in enumerate(written):
+        result_index = first_new_result + offset
+        set_result_attrs(function, result_index, {"purity.written_input": i64_attr(argument_index)})
+        set_arg_attrs(function, argument_index, {"iree.abi.output": IntegerAttr.get(IndexType.get(function.context), result_index)})
+
+
+def _replace_return(return_op: Operation, results: list) -> None:
+    with InsertionPoint(return_op), return_op.location:
+        Operation.create("func.return", operands=results)
+    return_op.erase()

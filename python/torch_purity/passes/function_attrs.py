@@ -1,0 +1,51 @@
+"""Reading and writing func.func argument and result attributes, for passes."""
+
+from __future__ import annotations
+
+from torch_mlir.ir import ArrayAttr, DictAttr, FunctionType, IntegerAttr, IntegerType, Operation, TypeAttr
+
+
+def function_ops(module: Operation) -> list[Operation]:
+    return [
+        op.operation
+        for op in module.regions[0].blocks[0].operations
+        if op.operation.name == "func.func" and len(op.operation.regions[0].blocks) > 0
+    ]
+
+
+def i64_attr(value: int) -> IntegerAttr:
+    return IntegerAttr.get(IntegerType.get_signless(64), value)
+
+
+def dict_entries(attr) -> dict[str, object]:
+    dictionary = DictAttr(attr)
+    return {dictionary[i].name: dictionary[i].attr for i in range(len(dictionary))}
+
+
+def _set_indexed_attrs(function: Operation, key: str, count: int, index: int, new: dict[str, object]) -> None:
+    existing = list(ArrayAttr(function.attributes[key])) if key in function.attributes else []
+    while len(existing) < count:
+        existing.append(DictAttr.get({}))
+    entries = dict_entries(existing[index])
+    entries.update(new)
+    existing[index] = DictAttr.get(entries)
+    function.attributes[key] = ArrayAttr.get(existing)
+
+
+def function_type(function: Operation) -> FunctionType:
+    return FunctionType(TypeAttr(function.attributes["function_type"]).value)
+
+
+def set_arg_attrs(function: Operation, index: int, new: dict[str, object]) -> None:
+    _set_indexed_attrs(function, "arg_attrs", len(function_type(function).inputs), index, new)
+
+
+def set_result_attrs(function: Operation, index: int, new: dict[str, object]) -> None:
+    _set_indexed_attrs(function, "res_attrs", len(function_type(function).results), index, new)
+
+
+def arg_attr(function: Operation, index: int, name: str):
+    if "arg_attrs" not in function.attributes:
+        return None
+    entries = dict_entries(ArrayAttr(function.attributes["arg_attrs"])[index])
+    return entries.get(name)
