@@ -41,22 +41,13 @@ def source_location(location: Location) -> str | None:
     return f"{match.group(1)}:{match.group(2)}" if match else None
 
 
-_NON_VALUE_KIND_BY_TYPE: dict[Type, str | None] = {}
-_VALUE_TYPE_OF: dict[Type, Type] = {}
-
-
 def non_value_kind(value) -> str | None:
-    """"tensor" for `!torch.tensor`, "list" for `!torch.list<tensor>`, else None.
-    Types are uniqued, so the answer is cached per type: printing a type is
-    the costly part of asking."""
-    type_ = value.type
-    try:
-        return _NON_VALUE_KIND_BY_TYPE[type_]
-    except KeyError:
-        text = str(type_)
-        kind = "tensor" if text.startswith("!torch.tensor") else "list" if text == "!torch.list<tensor>" else None
-        _NON_VALUE_KIND_BY_TYPE[type_] = kind
-        return kind
+    """"tensor" for `!torch.tensor`, "list" for `!torch.list<tensor>`, else None."""
+    return _kind_of_type_text(str(value.type))
+
+
+def _kind_of_type_text(text: str) -> str | None:
+    return "tensor" if text.startswith("!torch.tensor") else "list" if text == "!torch.list<tensor>" else None
 
 
 def is_non_value(value) -> bool:
@@ -65,12 +56,35 @@ def is_non_value(value) -> bool:
 
 def value_type(non_value_type: Type) -> Type:
     """`!torch.tensor<[4],f32>` -> `!torch.vtensor<[4],f32>`."""
-    try:
-        return _VALUE_TYPE_OF[non_value_type]
-    except KeyError:
-        result = Type.parse(str(non_value_type).replace("!torch.tensor", "!torch.vtensor", 1), non_value_type.context)
-        _VALUE_TYPE_OF[non_value_type] = result
-        return result
+    return Type.parse(str(non_value_type).replace("!torch.tensor", "!torch.vtensor", 1), non_value_type.context)
+
+
+class TypeQueries:
+    """The questions above, memoized per type for one pass run: types are
+    uniqued, and printing a type is the costly part of asking. Short-lived on
+    purpose: the cached types keep their context alive."""
+
+    def __init__(self) -> None:
+        self._kinds: dict[Type, str | None] = {}
+        self._value_types: dict[Type, Type] = {}
+
+    def non_value_kind(self, value) -> str | None:
+        type_ = value.type
+        try:
+            return self._kinds[type_]
+        except KeyError:
+            kind = self._kinds[type_] = _kind_of_type_text(str(type_))
+            return kind
+
+    def is_non_value(self, value) -> bool:
+        return self.non_value_kind(value) == "tensor"
+
+    def value_type(self, non_value_type: Type) -> Type:
+        try:
+            return self._value_types[non_value_type]
+        except KeyError:
+            result = self._value_types[non_value_type] = value_type(non_value_type)
+            return result
 
 
 def non_value_type(value_semantic_type: Type) -> Type:

@@ -33,6 +33,8 @@ value-semantic variant; dynamic shapes where a view's inverse needs them.
 
 from __future__ import annotations
 
+import gc
+
 from dataclasses import dataclass, field
 
 import torch
@@ -54,7 +56,7 @@ from torch_mlir.ir import (
 )
 
 from .. import ops as op_catalog
-from ..ir_queries import aten_name, is_non_value, non_value_kind, value_type
+from ..ir_queries import TypeQueries, aten_name, is_non_value
 from .base import ModulePass, PassFailed
 from .function_attrs import arg_attr, function_ops, i64_attr, set_arg_attrs, set_result_attrs
 from .torch_builders import NotConstant, constant_of, int_constant, int_list_constant, int_type, static_sizes
@@ -119,6 +121,17 @@ class Functionalize(ModulePass):
     name = "purity-functionalize"
 
     def apply(self, module: Operation) -> None:
+        # The walk allocates many short-lived, acyclic Python objects; with a
+        # large traced program alive, cyclic-GC sweeps would dominate.
+        collecting = gc.isenabled()
+        gc.disable()
+        try:
+            self._apply(module)
+        finally:
+            if collecting:
+                gc.enable()
+
+    def _apply(self, module: Operation) -> None:
         failed = False
         for function in function_ops(module):
             try:
@@ -133,6 +146,7 @@ class Functionalize(ModulePass):
 class _FunctionRewriter:
     def __init__(self, function: Operation) -> None:
         self.function = function
+        self.types = TypeQueries()
         self.block = function.regions[0].blocks[0]
         self.objects: dict[Value, TensorObject] = {}
         self.lists: dict[Value, tuple[TensorObject, Operation]] = {}
@@ -173,7 +187,7 @@ class _FunctionRewriter:
         for step in tensor.chain[:-1]:
             bases.append(step.apply(bases[-1]))
         for step, base in zip(reversed(tensor.chain), reversed(bases)):
-            new_value = _scatter(step, base, new_value, at)
+            new_value = _scatter(step, base, new_value, at, self.types)
         tensor.root.current = new_value
         tensor.root.written = True
 
@@ -184,11 +198,11 @@ class _FunctionRewriter:
         original_ops = [op.operation for op in entry.operations]
         first = original_ops[0] if original_ops else None
         for index, argument in enumerate(entry.arguments):
-            if not is_non_value(argument):
+            if not self.types.is_non_value(argument):
                 continue
             with InsertionPoint(first), Location.unknown(argument.context):
                 snapshot = Operation.create(
-                    "torch.copy.to_vtensor", results=[value_type(argument.type)], operands=[argument]
+                    "torch.copy.to_vtensor", results=[self.types.value_type(argument.type)], operands=[argument]
                 )
             self.argument_reads[index] = snapshot
             self.objects[argument] = TensorObject(self.new_root(snapshot.result, index))
@@ -200,8 +214,8 @@ class _FunctionRewriter:
 
     def visit(self, op: Operation) -> None:
         name = aten_name(op)
-        uses_non_value = any(non_value_kind(v) for v in op.operands)
-        produces_non_value = any(non_value_kind(r) for r in op.results)
+        uses_non_value = any(self.types.non_value_kind(v) for v in op.operands)
+        produces_non_value = any(self.types.non_value_kind(r) for r in op.results)
         if not uses_non_value and not produces_non_value:
             if _uses_non_value_inside(op):
                 raise FunctionalizeError(op.location, f"mutation or aliasing inside the regions of '{name}' is not supported")
@@ -209,9 +223,9 @@ class _FunctionRewriter:
         if len(op.regions) and any(len(r.blocks) for r in op.regions):
             raise FunctionalizeError(op.location, f"'{name}' with regions uses a non-value tensor: control flow is not supported")
 
-        if name in op_catalog.VIEW_OPS and is_non_value(op.operands[0]):
+        if name in op_catalog.VIEW_OPS and self.types.is_non_value(op.operands[0]):
             self.visit_view(op, name)
-        elif name in op_catalog.MULTI_OUTPUT_VIEWS and is_non_value(op.operands[0]):
+        elif name in op_catalog.MULTI_OUTPUT_VIEWS and self.types.is_non_value(op.operands[0]):
             self.lists[op.results[0]] = (self.object_of(op.operands[0], op), op)
             self.erase.append(op)
         elif name == "torch.prim.ListUnpack" and op.operands[0] in self.lists:
@@ -232,7 +246,7 @@ class _FunctionRewriter:
             self.erase.append(op)
         elif name == "torch.tensor.literal":
             literal = Operation.create(
-                "torch.vtensor.literal", results=[value_type(op.results[0].type)], attributes={"value": op.attributes["value"]}
+                "torch.vtensor.literal", results=[self.types.value_type(op.results[0].type)], attributes={"value": op.attributes["value"]}
             )
             self.objects[op.results[0]] = TensorObject(self.new_root(literal.result))
             self.erase.append(op)
@@ -244,26 +258,26 @@ class _FunctionRewriter:
             self.visit_value_op(op, name)
 
     def mapped(self, value: Value, user: Operation) -> Value:
-        return self.read(self.object_of(value, user)) if is_non_value(value) else value
+        return self.read(self.object_of(value, user)) if self.types.is_non_value(value) else value
 
     def visit_value_op(self, op: Operation, name: str) -> None:
         """A value-semantic op: reads its operands; a non-value result is a fresh root."""
         for index, operand in enumerate(op.operands):
-            if is_non_value(operand):
+            if self.types.is_non_value(operand):
                 op.operands[index] = self.mapped(operand, op)
-            elif non_value_kind(operand) == "list":
+            elif self.types.non_value_kind(operand) == "list":
                 raise FunctionalizeError(op.location, f"'{name}' takes a list of non-value tensors, which is not supported")
         for result in op.results:
-            if is_non_value(result):
+            if self.types.is_non_value(result):
                 # Retyped in finish(): until then the type marks later uses as aliases.
                 self.fresh_results.append(result)
                 self.objects[result] = TensorObject(self.new_root(result))
-            elif non_value_kind(result) == "list":
+            elif self.types.non_value_kind(result) == "list":
                 result.set_type(Type.parse("!torch.list<vtensor>", result.context))
 
     def visit_view(self, op: Operation, name: str) -> None:
         base = self.object_of(op.operands[0], op)
-        step = ViewStep(name, tuple(op.operands[1:]), value_type(op.results[0].type), op.location)
+        step = ViewStep(name, tuple(op.operands[1:]), self.types.value_type(op.results[0].type), op.location)
         self.objects[op.results[0]] = TensorObject(base.root, self.extended_chain(base, step, op))
         self.erase.append(op)
 
@@ -303,7 +317,7 @@ class _FunctionRewriter:
         dim = dim + len(input_sizes) if dim < 0 else dim
         start = 0
         for index, result in enumerate(op.results):
-            result_type = value_type(result.type)
+            result_type = self.types.value_type(result.type)
             if producer_name == "torch.aten.unbind.int":
                 step = ViewStep("torch.aten.select.int", (int_constant(dim), int_constant(index)), result_type, op.location)
             else:
@@ -318,7 +332,7 @@ class _FunctionRewriter:
     def visit_metadata_mutation(self, op: Operation, name: str) -> None:
         tensor = self.object_of(op.operands[0], op)
         view_name = op_catalog.METADATA_MUTATIONS[name]
-        step = ViewStep(view_name, tuple(op.operands[1:]), value_type(op.results[0].type), op.location)
+        step = ViewStep(view_name, tuple(op.operands[1:]), self.types.value_type(op.results[0].type), op.location)
         tensor.chain = self.extended_chain(tensor, step, op)
         self.objects[op.results[0]] = tensor
         self.erase.append(op)
@@ -334,7 +348,7 @@ class _FunctionRewriter:
             raise FunctionalizeError(op.location, f"in-place op '{name}' has no value-semantic variant in the Torch dialect")
         operands = [self.read(target)] + [self.mapped(v, op) for v in op.operands[1:]]
         new_value = Operation.create(
-            functional, results=[value_type(op.operands[0].type)], operands=operands, loc=op.location
+            functional, results=[self.types.value_type(op.operands[0].type)], operands=operands, loc=op.location
         ).result
         self.write(target, new_value, op)
         for result in op.results:
@@ -343,7 +357,7 @@ class _FunctionRewriter:
 
     def visit_return(self, op: Operation) -> None:
         for index, operand in enumerate(op.operands):
-            if is_non_value(operand):
+            if self.types.is_non_value(operand):
                 tensor = self.object_of(operand, op)
                 self.returned.append(TensorObject(tensor.root, list(tensor.chain)))
                 op.operands[index] = self.read(tensor)
@@ -365,13 +379,13 @@ class _FunctionRewriter:
                 with InsertionPoint(return_op), return_op.location:
                     Operation.create("torch.overwrite.tensor.contents", results=[], operands=[root.current, argument])
             else:
-                argument.set_type(value_type(argument.type))
+                argument.set_type(self.types.value_type(argument.type))
                 snapshot.results[0].replace_all_uses_with(argument)
                 snapshot.erase()
         for op in reversed(self.erase):
             op.erase()
         for result in self.fresh_results:
-            result.set_type(value_type(result.type))
+            result.set_type(self.types.value_type(result.type))
         new_type = FunctionType.get(
             [a.type for a in self.block.arguments], [v.type for v in return_op.operands], context=context
         )
@@ -426,11 +440,11 @@ class _FunctionRewriter:
 # ----------------------------------------------------------------------------
 
 
-def _scatter(step: ViewStep, base: Value, new: Value, at: Operation) -> Value:
+def _scatter(step: ViewStep, base: Value, new: Value, at: Operation, types: TypeQueries) -> Value:
     """The value of `base` after writing `new` into `step(base)`."""
     name = step.op_name
     # A fresh root keeps its non-value type until the walk ends.
-    base_type = value_type(base.type) if is_non_value(base) else base.type
+    base_type = types.value_type(base.type) if types.is_non_value(base) else base.type
     loc = step.location
 
     def create(op_name: str, operands: list[Value], result_type: Type = base_type) -> Value:
