@@ -1,6 +1,7 @@
 """Purity: compile PyTorch programs that mutate and alias tensors."""
 
+from .backend import CompiledProgram, compile
 from .errors import PurityError
 from .importer import import_fx
 
-__all__ = ["PurityError", "import_fx"]
+__all__ = ["CompiledProgram", "PurityError", "compile", "import_fx"]

@@ -509,6 +509,7 @@ def import_fx(
     *example_inputs: object,
     context: Context | None = None,
     func_name: str = "main",
+    input_names: Sequence[str] | None = None,
 ) -> Module:
     """Imports a PyTorch program into mutable Torch IR, mutation and aliasing intact.
 
@@ -516,8 +517,10 @@ def import_fx(
     buffers, in `named_parameters()` / `named_buffers()` order, become the
     leading function arguments, followed by the forward inputs) or an
     ATen-level `fx.GraphModule`. Tracing uses fake tensors: the example inputs
-    are never written.
+    are never written. `input_names` overrides the recorded argument names.
     """
     context = context or new_context()
     gm, inputs = trace_to_aten(entry, example_inputs, context)
+    if input_names is not None:
+        inputs = [InputDescription(name, described.value) for name, described in zip(input_names, inputs)]
     return import_graph(gm, inputs, context, func_name=func_name)

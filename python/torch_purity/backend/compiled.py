@@ -1,0 +1,317 @@
+"""torch_purity.compile: a callable that behaves like the eager program.
+
+Per call: the inputs' signature (shapes, dtypes, strides, storage offsets,
+which inputs share storage, values of non-tensor inputs) selects a compiled
+entry, compiling on a miss: trace -> mutable Torch IR -> linalg -> IREE. The
+entry's calling convention (read from the value-boundary Torch IR) says how to
+apply effects after the call: write each written input's final value into the
+caller's tensor, apply metadata mutations (`as_strided_`), and return outputs
+that are views of inputs as real views of the caller's tensors.
+
+IREE may write into argument buffers it was not told are written
+(design.md), so inputs are handed over as host copies: the caller's tensors
+change only by the explicit writes above, after a successful call.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import torch
+import torch.utils._pytree as pytree
+from torch_mlir import ir
+
+from ..errors import PurityError
+from ..importer import import_fx, new_context
+from ..passes.function_attrs import dict_entries
+from .iree_runtime import IreeCompileError, LoadedModule, compile_linalg, iree_compile_command
+from .lowering import LoweredProgram, lower_to_linalg, write_failing_ir
+
+_TORCH_DTYPES = {
+    "f32": torch.float32, "f64": torch.float64, "f16": torch.float16, "bf16": torch.bfloat16,
+    "si64": torch.int64, "si32": torch.int32, "si16": torch.int16, "si8": torch.int8,
+    "ui8": torch.uint8, "i1": torch.bool,
+}
+
+
+@dataclass(frozen=True)
+class ViewGeometry:
+    sizes: tuple[int, ...]
+    strides: tuple[int, ...]
+    offset: int
+
+
+@dataclass
+class CallingConvention:
+    """How the compiled `main`'s results map back onto the eager program."""
+
+    output_results: list[int]  # result index of each program output
+    output_views: dict[int, tuple[int, ViewGeometry]]  # program output -> (input, view of it)
+    written_inputs: list[tuple[int, int]]  # (result index, input index)
+    metadata_mutations: dict[int, ViewGeometry]  # input index -> its new layout
+    result_dtypes: list[torch.dtype]
+
+    @classmethod
+    def from_value_boundary_ir(cls, text: str) -> CallingConvention:
+        context = new_context()
+        with context:
+            module = ir.Module.parse(text)
+            function = next(op.operation for op in module.body.operations if op.operation.name == "func.func")
+            result_attrs = _attr_dicts(function, "res_attrs")
+            arg_attrs = _attr_dicts(function, "arg_attrs")
+            result_types = [str(t) for t in ir.FunctionType(ir.TypeAttr(function.attributes["function_type"]).value).results]
+        convention = cls([], {}, [], {}, [_dtype_of(t) for t in result_types])
+        for index, attrs in enumerate(result_attrs):
+            if "purity.written_input" in attrs:
+                convention.written_inputs.append((index, attrs["purity.written_input"]))
+                continue
+            output = len(convention.output_results)
+            convention.output_results.append(index)
+            if "purity.aliases_input" in attrs and "purity.view_sizes" in attrs:
+                convention.output_views[output] = (
+                    attrs["purity.aliases_input"],
+                    ViewGeometry(attrs["purity.view_sizes"], attrs["purity.view_strides"], attrs["purity.view_storage_offset"]),
+                )
+        for index, attrs in enumerate(arg_attrs):
+            if "purity.new_sizes" in attrs:
+                convention.metadata_mutations[index] = ViewGeometry(
+                    attrs["purity.new_sizes"], attrs["purity.new_strides"], attrs["purity.new_storage_offset"]
+                )
+        return convention
+
+    def writes(self, input_index: int) -> bool:
+        return any(i == input_index for _, i in self.written_inputs) or input_index in self.metadata_mutations
+
+
+def _attr_dicts(function, key: str) -> list[dict[str, object]]:
+    if key not in function.attributes:
+        return []
+    return [
+        {name: _python_value(attr) for name, attr in dict_entries(d).items() if name.startswith("purity.")}
+        for d in ir.ArrayAttr(function.attributes[key])
+    ]
+
+
+def _python_value(attr):
+    for kind, convert in (
+        (ir.DenseI64ArrayAttr, lambda a: tuple(a)),
+        (ir.IntegerAttr, lambda a: a.value),
+        (ir.StringAttr, lambda a: a.value),
+    ):
+        try:
+            return convert(kind(attr))
+        except (ValueError, TypeError):
+            continue
+    return str(attr)
+
+
+def _dtype_of(type_text: str) -> torch.dtype | None:
+    element = type_text.rsplit(",", 1)[-1].rstrip(">")
+    return _TORCH_DTYPES.get(element)
+
+
+# ----------------------------------------------------------------------------
+# Signatures and specialization
+# ----------------------------------------------------------------------------
+
+
+def input_signature(args: Sequence[object]) -> tuple:
+    """What a compiled entry depends on: tensor layouts, storage sharing, other values."""
+    storages: dict[int, int] = {}
+    key = []
+    for arg in args:
+        if isinstance(arg, torch.Tensor):
+            storage = arg.untyped_storage().data_ptr()
+            group = storages.setdefault(storage, len(storages)) if arg.numel() else -1
+            key.append(("tensor", tuple(arg.shape), arg.dtype, arg.stride(), arg.storage_offset(), arg.device.type, group))
+        else:
+            try:
+                hash(arg)
+                key.append(("value", type(arg), arg))
+            except TypeError:
+                key.append(("value", type(arg), repr(arg)))
+    return tuple(key)
+
+
+@dataclass
+class _Specialized:
+    """The program as a function of its tensor inputs only, with flat tensor outputs."""
+
+    function: Callable[..., tuple]
+    tensor_positions: list[int]
+    names: list[str]
+    output_spec: list = field(default_factory=list)  # [TreeSpec, {leaf index: constant}]
+
+
+def _specialize(program, args: Sequence[object], state_names: list[str]) -> _Specialized:
+    tensor_positions = [i for i, a in enumerate(args) if isinstance(a, torch.Tensor)]
+    constants = {i: a for i, a in enumerate(args) if not isinstance(a, torch.Tensor)}
+    names = [state_names[i] if i < len(state_names) else f"input:{i - len(state_names)}" for i in tensor_positions]
+    specialized = _Specialized(lambda *t: (), tensor_positions, names)
+
+    def function(*tensors):
+        full = list(args)
+        for position, tensor in zip(tensor_positions, tensors):
+            full[position] = tensor
+        for position, constant in constants.items():
+            full[position] = constant
+        leaves, spec = pytree.tree_flatten(program(*full))
+        specialized.output_spec[:] = [spec, {i: v for i, v in enumerate(leaves) if not isinstance(v, torch.Tensor)}]
+        return tuple(v for v in leaves if isinstance(v, torch.Tensor))
+
+    specialized.function = function
+    return specialized
+
+
+# ----------------------------------------------------------------------------
+# Compiled entries
+# ----------------------------------------------------------------------------
+
+
+@dataclass
+class CompiledEntry:
+    specialized: _Specialized
+    convention: CallingConvention
+    module: LoadedModule
+    lowered: LoweredProgram
+    mutable_ir: str
+    seconds: dict[str, float]
+
+    def run(self, args: Sequence[object]):
+        tensors = [args[i] for i in self.specialized.tensor_positions]
+        arrays = [_host_array(t) for t in tensors]
+        try:
+            results = self.module(arrays)
+        except Exception as error:  # nothing has been written to the caller's tensors yet
+            raise PurityError("run", f"{type(error).__name__}: {error}") from error
+        convention = self.convention
+        values = [_to_torch(r, d) for r, d in zip(results, convention.result_dtypes)]
+        with torch.no_grad():
+            for result_index, input_index in convention.written_inputs:
+                tensors[input_index].copy_(values[result_index])
+            for input_index, layout in convention.metadata_mutations.items():
+                tensors[input_index].as_strided_(layout.sizes, layout.strides, layout.offset)
+        outputs = []
+        for output, result_index in enumerate(convention.output_results):
+            if output in convention.output_views:
+                input_index, view = convention.output_views[output]
+                outputs.append(tensors[input_index].as_strided(view.sizes, view.strides, view.offset))
+            else:
+                outputs.append(values[result_index])
+        spec, constants = self.specialized.output_spec
+        leaves, tensor_outputs = [], iter(outputs)
+        for index in range(spec.num_leaves):
+            leaves.append(constants[index] if index in constants else next(tensor_outputs))
+        return pytree.tree_unflatten(leaves, spec)
+
+
+def _host_array(tensor: torch.Tensor) -> np.ndarray:
+    if tensor.dtype == torch.bfloat16:
+        raise PurityError("run", "bfloat16 inputs are not supported by the host runtime yet")
+    return np.ascontiguousarray(tensor.detach().cpu().numpy()).copy()
+
+
+def _to_torch(array: np.ndarray, dtype: torch.dtype | None) -> torch.Tensor:
+    tensor = torch.from_numpy(np.ascontiguousarray(array))
+    return tensor.to(dtype) if dtype is not None and tensor.dtype != dtype else tensor
+
+
+def build_entry(program, args: Sequence[object], state_names: list[str], target: str, dump_dir: str | None) -> CompiledEntry:
+    seconds: dict[str, float] = {}
+    specialized = _specialize(program, args, state_names)
+    tensors = [args[i] for i in specialized.tensor_positions]
+    start = time.perf_counter()
+    context = new_context()
+    module = import_fx(specialized.function, *tensors, context=context, input_names=specialized.names)
+    seconds["trace+import"] = time.perf_counter() - start
+    mutable_ir = module.operation.get_asm(enable_debug_info=True)
+    lowered = lower_to_linalg(module, dump_dir)
+    seconds.update(lowered.seconds)
+    convention = CallingConvention.from_value_boundary_ir(lowered.value_boundary)
+    _refuse_written_aliased_inputs(tensors, convention, specialized.names)
+    start = time.perf_counter()
+    try:
+        vmfb = compile_linalg(lowered.linalg, target)
+    except IreeCompileError as error:
+        path = write_failing_ir(lowered.linalg, "iree-compile", dump_dir)
+        raise PurityError(
+            "compile",
+            f"IREE failed for target '{target}': {error}\n  reproduce with: {iree_compile_command(str(path), target)}",
+        ) from None
+    seconds["iree-compile"] = time.perf_counter() - start
+    loaded = LoadedModule(target, vmfb)
+    return CompiledEntry(specialized, convention, loaded, lowered, mutable_ir, seconds)
+
+
+def _refuse_written_aliased_inputs(tensors, convention: CallingConvention, names: list[str]) -> None:
+    groups: dict[int, list[int]] = {}
+    for index, tensor in enumerate(tensors):
+        if tensor.numel():
+            groups.setdefault(tensor.untyped_storage().data_ptr(), []).append(index)
+    for members in groups.values():
+        if len(members) > 1 and any(convention.writes(i) for i in members):
+            raise PurityError(
+                "compile",
+                "inputs " + ", ".join(names[i] for i in members) + " share storage and one of them is written; "
+                "synthetic bases for aliased inputs are not implemented yet",
+            )
+
+
+class CompiledProgram:
+    """What `torch_purity.compile` returns: call it like the eager program."""
+
+    def __init__(self, program, target: str = "cpu", dump_dir: str | None = None) -> None:
+        if target not in ("cpu", "cuda"):
+            raise ValueError(f"unknown target '{target}' (known: cpu, cuda)")
+        self.program = program
+        self.target = target
+        self.dump_dir = dump_dir
+        self.cache: dict[tuple, CompiledEntry] = {}
+        self._module = program if isinstance(program, torch.nn.Module) else None
+
+    def _state(self) -> tuple[list[str], list[torch.Tensor]]:
+        if self._module is None:
+            return [], []
+        named = [(f"param:{n}", t) for n, t in self._module.named_parameters()]
+        named += [(f"buffer:{n}", t) for n, t in self._module.named_buffers()]
+        return [n for n, _ in named], [t for _, t in named]
+
+    def _callable(self, state_count: int):
+        if self._module is None:
+            return self.program
+        module = self._module
+        names = [n for n, _ in module.named_parameters()] + [n for n, _ in module.named_buffers()]
+
+        def call_with_state(*args):
+            bound = dict(zip(names, args[:state_count]))
+            return torch.func.functional_call(module, bound, tuple(args[state_count:]))
+
+        return call_with_state
+
+    def entry_for(self, *args) -> tuple[CompiledEntry, list[object]]:
+        state_names, state = self._state()
+        full = [*state, *args]
+        key = input_signature(full)
+        entry = self.cache.get(key)
+        if entry is None:
+            entry = build_entry(self._callable(len(state)), full, state_names, self.target, self.dump_dir)
+            self.cache[key] = entry
+        return entry, full
+
+    def __call__(self, *args):
+        entry, full = self.entry_for(*args)
+        return entry.run(full)
+
+
+def compile(program, *example_inputs, target: str = "cpu", dump_dir: str | None = None) -> CompiledProgram:
+    """Compiles `program` (a function or nn.Module) for `target` ("cpu" or "cuda").
+
+    With example inputs, the first entry is compiled now (errors surface here);
+    other shapes, dtypes, layouts or input aliasing compile on first use."""
+    compiled = CompiledProgram(program, target, dump_dir)
+    if example_inputs:
+        compiled.entry_for(*example_inputs)
+    return compiled
