@@ -211,11 +211,12 @@ class CompiledEntry:
 def _host_array(tensor: torch.Tensor) -> np.ndarray:
     if tensor.dtype == torch.bfloat16:
         raise PurityError("run", "bfloat16 inputs are not supported by the host runtime yet")
-    return np.ascontiguousarray(tensor.detach().cpu().numpy()).copy()
+    # np.ascontiguousarray would turn a 0-d array into shape (1,).
+    return np.array(tensor.detach().cpu().numpy(), copy=True, order="C")
 
 
 def _to_torch(array: np.ndarray, dtype: torch.dtype | None) -> torch.Tensor:
-    tensor = torch.from_numpy(np.ascontiguousarray(array))
+    tensor = torch.from_numpy(np.array(array, copy=True, order="C"))
     return tensor.to(dtype) if dtype is not None and tensor.dtype != dtype else tensor
 
 
