@@ -29,7 +29,7 @@ class Stage:
 STAGES: tuple[Stage, ...] = (
     Stage(
         "functional-torch",
-        ("purity-functionalize", "purity-decompose-strided", "canonicalize"),
+        ("purity-functionalize{record-mutations=true}", "purity-decompose-strided", "canonicalize"),
         "mutation and aliasing removed; written arguments keep one edge overwrite",
     ),
     Stage(

@@ -281,3 +281,19 @@ func.func @as_strided_after_select(%x: !torch.tensor<[3,3],f32>) -> !torch.none 
   %0 = torch.aten.add_.Scalar %v, %int1, %int1 : !torch.tensor<[2],f32>, !torch.int, !torch.int -> !torch.tensor<[2],f32>
   return %none : !torch.none
 }
+
+// -----
+
+// With record-mutations, each write and metadata mutation is listed for reports.
+// RUN: purity-opt %s --purity-functionalize=record-mutations=true --split-input-file | filecheck %s --check-prefix=RECORD
+// RECORD-LABEL: func.func @recorded(
+// RECORD-SAME: purity.mutations = ["metadata|aten.t_|{{.*}}|argument 0|aten.t()", "write|aten.mul_.Scalar|{{.*}}|argument 0|aten.t() -> aten.select.int(0, 0)"]
+func.func @recorded(%x: !torch.tensor<[2,3],f32>) -> !torch.none {
+  %int0 = torch.constant.int 0
+  %int2 = torch.constant.int 2
+  %none = torch.constant.none
+  %t = torch.operator "torch.aten.t_"(%x) : (!torch.tensor<[2,3],f32>) -> !torch.tensor<[3,2],f32>
+  %row = torch.aten.select.int %t, %int0, %int0 : !torch.tensor<[3,2],f32>, !torch.int, !torch.int -> !torch.tensor<[2],f32>
+  %0 = torch.aten.mul_.Scalar %row, %int2 : !torch.tensor<[2],f32>, !torch.int -> !torch.tensor<[2],f32>
+  return %none : !torch.none
+}

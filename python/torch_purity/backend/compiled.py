@@ -220,13 +220,17 @@ def _to_torch(array: np.ndarray, dtype: torch.dtype | None) -> torch.Tensor:
     return tensor.to(dtype) if dtype is not None and tensor.dtype != dtype else tensor
 
 
-def build_entry(program, args: Sequence[object], state_names: list[str], target: str, dump_dir: str | None) -> CompiledEntry:
+def build_entry(
+    program, args: Sequence[object], state_names: list[str], target: str, dump_dir: str | None, user_code: object
+) -> CompiledEntry:
     seconds: dict[str, float] = {}
     specialized = _specialize(program, args, state_names)
     tensors = [args[i] for i in specialized.tensor_positions]
     start = time.perf_counter()
     context = new_context()
-    module = import_fx(specialized.function, *tensors, context=context, input_names=specialized.names)
+    module = import_fx(
+        specialized.function, *tensors, context=context, input_names=specialized.names, user_code=user_code
+    )
     seconds["trace+import"] = time.perf_counter() - start
     mutable_ir = module.operation.get_asm(enable_debug_info=True)
     lowered = lower_to_linalg(module, dump_dir)
@@ -298,7 +302,9 @@ class CompiledProgram:
         key = input_signature(full)
         entry = self.cache.get(key)
         if entry is None:
-            entry = build_entry(self._callable(len(state)), full, state_names, self.target, self.dump_dir)
+            entry = build_entry(
+                self._callable(len(state)), full, state_names, self.target, self.dump_dir, self.program
+            )
             self.cache[key] = entry
         return entry, full
 

@@ -180,6 +180,7 @@ def trace_to_aten(
     entry: Callable[..., object] | torch.nn.Module | fx.GraphModule,
     example_inputs: Sequence[object],
     context: Context,
+    user_code: object | None = None,
 ) -> tuple[fx.GraphModule, list[InputDescription]]:
     """make_fx without functionalization, then decomposes ops the dialect lacks."""
     if isinstance(entry, fx.GraphModule):
@@ -193,7 +194,7 @@ def trace_to_aten(
             fn, inputs = _flatten_module(entry, example_inputs)
         else:
             fn, inputs = entry, [InputDescription(f"input:{i}", v) for i, v in enumerate(example_inputs)]
-        register_user_code(entry)
+        register_user_code(entry if user_code is None else user_code)
         gm = _trace(fn, [d.value for d in inputs], {}, preserve_meta=False)
 
     decompositions: dict = {}
@@ -510,6 +511,7 @@ def import_fx(
     context: Context | None = None,
     func_name: str = "main",
     input_names: Sequence[str] | None = None,
+    user_code: object | None = None,
 ) -> Module:
     """Imports a PyTorch program into mutable Torch IR, mutation and aliasing intact.
 
@@ -517,10 +519,12 @@ def import_fx(
     buffers, in `named_parameters()` / `named_buffers()` order, become the
     leading function arguments, followed by the forward inputs) or an
     ATen-level `fx.GraphModule`. Tracing uses fake tensors: the example inputs
-    are never written. `input_names` overrides the recorded argument names.
+    are never written. `input_names` overrides the recorded argument names;
+    `user_code` (a function or module) is where source locations should point
+    when `entry` is a wrapper around it.
     """
     context = context or new_context()
-    gm, inputs = trace_to_aten(entry, example_inputs, context)
+    gm, inputs = trace_to_aten(entry, example_inputs, context, user_code)
     if input_names is not None:
         inputs = [InputDescription(name, described.value) for name, described in zip(input_names, inputs)]
     return import_graph(gm, inputs, context, func_name=func_name)

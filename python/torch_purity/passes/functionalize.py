@@ -56,7 +56,7 @@ from torch_mlir.ir import (
 )
 
 from .. import ops as op_catalog
-from ..ir_queries import TypeQueries, aten_name, is_non_value
+from ..ir_queries import TypeQueries, aten_name, is_non_value, source_location
 from .base import ModulePass, PassFailed
 from .function_attrs import arg_attr, function_ops, i64_attr, set_arg_attrs, set_result_attrs
 from .torch_builders import NotConstant, constant_of, int_constant, int_list_constant, int_type, static_sizes
@@ -120,6 +120,10 @@ class Functionalize(ModulePass):
 
     name = "purity-functionalize"
 
+    # Record every write and metadata mutation as `purity.mutations` on the
+    # function (for reports): "kind|op|location|target|view chain".
+    record_mutations: bool = False
+
     def apply(self, module: Operation) -> None:
         # The walk allocates many short-lived, acyclic Python objects; with a
         # large traced program alive, cyclic-GC sweeps would dominate.
@@ -135,7 +139,7 @@ class Functionalize(ModulePass):
         failed = False
         for function in function_ops(module):
             try:
-                _FunctionRewriter(function).run()
+                _FunctionRewriter(function, self.record_mutations).run()
             except FunctionalizeError as error:
                 error.location.emit_error(f"purity-functionalize: {error}")
                 failed = True
@@ -144,8 +148,9 @@ class Functionalize(ModulePass):
 
 
 class _FunctionRewriter:
-    def __init__(self, function: Operation) -> None:
+    def __init__(self, function: Operation, record_mutations: bool = False) -> None:
         self.function = function
+        self.mutations: list[str] | None = [] if record_mutations else None
         self.types = TypeQueries()
         self.block = function.regions[0].blocks[0]
         self.objects: dict[Value, TensorObject] = {}
@@ -175,7 +180,17 @@ class _FunctionRewriter:
             value = step.apply(value)
         return value
 
+    def record(self, kind: str, tensor: TensorObject, at: Operation) -> None:
+        if self.mutations is None:
+            return
+        root = tensor.root
+        target = f"argument {root.argument_index}" if root.argument_index is not None else "an intermediate"
+        self.mutations.append(
+            f"{kind}|{aten_name(at).removeprefix('torch.')}|{source_location(at.location) or ''}|{target}|{_describe_chain(tensor.chain)}"
+        )
+
     def write(self, tensor: TensorObject, new_value: Value, at: Operation) -> None:
+        self.record("write", tensor, at)
         for step in tensor.chain:
             if step.op_name in op_catalog.UNWRITABLE_VIEWS:
                 raise FunctionalizeError(
@@ -334,6 +349,7 @@ class _FunctionRewriter:
         view_name = op_catalog.METADATA_MUTATIONS[name]
         step = ViewStep(view_name, tuple(op.operands[1:]), self.types.value_type(op.results[0].type), op.location)
         tensor.chain = self.extended_chain(tensor, step, op)
+        self.record("metadata", tensor, op)
         self.objects[op.results[0]] = tensor
         self.erase.append(op)
 
@@ -392,6 +408,8 @@ class _FunctionRewriter:
         self.function.attributes["function_type"] = TypeAttr.get(new_type)
         self.record_metadata_mutations()
         self.record_output_aliases()
+        if self.mutations is not None:
+            self.function.attributes["purity.mutations"] = ArrayAttr.get([StringAttr.get(m) for m in self.mutations])
 
     def record_metadata_mutations(self) -> None:
         for argument in self.block.arguments:

@@ -1,0 +1,115 @@
+"""Compare a compiled program with eager PyTorch: outputs, inputs after the call, output aliasing.
+
+Used by `purity run` and by the end-to-end tests. Each side runs on its own
+copy of the inputs; copies keep the inputs' storage sharing and layouts, so
+programs over aliased or strided inputs are compared faithfully.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+import torch
+import torch.utils._pytree as pytree
+
+
+def clone_preserving_aliasing(values: Sequence[object]) -> list[object]:
+    """Copies tensors storage by storage, rebuilding each with its layout, so
+    inputs that shared storage still do (and others still do not)."""
+    storages: dict[int, torch.Tensor] = {}
+    cloned = []
+    for value in values:
+        if not isinstance(value, torch.Tensor):
+            cloned.append(copy.deepcopy(value))
+            continue
+        storage = value.untyped_storage()
+        key = storage.data_ptr() if storage.nbytes() else id(value)
+        if key not in storages:
+            flat = torch.empty(0, dtype=value.dtype)
+            flat.set_(storage)  # a 1-d view of the whole storage in the tensor's dtype
+            storages[key] = flat.clone()
+        base = storages[key]
+        view = torch.empty(0, dtype=value.dtype)
+        view.set_(base.untyped_storage(), value.storage_offset(), value.shape, value.stride())
+        cloned.append(view)
+    return cloned
+
+
+@dataclass
+class Comparison:
+    problems: list[str] = field(default_factory=list)
+    max_abs_difference: float = 0.0
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+
+def _close(got: torch.Tensor, want: torch.Tensor, what: str, report: Comparison, atol: float, rtol: float) -> None:
+    if got.shape != want.shape or got.dtype != want.dtype:
+        report.problems.append(f"{what}: {tuple(got.shape)} {got.dtype} where eager has {tuple(want.shape)} {want.dtype}")
+        return
+    if want.numel() == 0:
+        return
+    if want.dtype.is_floating_point:
+        difference = (got.double() - want.double()).abs().max().item()
+        report.max_abs_difference = max(report.max_abs_difference, difference)
+        if not torch.allclose(got, want, atol=atol, rtol=rtol, equal_nan=True):
+            report.problems.append(f"{what}: values differ from eager (max abs difference {difference:.3g})")
+    elif not torch.equal(got, want):
+        report.problems.append(f"{what}: values differ from eager")
+
+
+def _aliasing(outputs: list[object], inputs: list[object]) -> list[tuple]:
+    """Per tensor output: the input it views (by storage), with its layout."""
+    pointers = {
+        i.untyped_storage().data_ptr(): n for n, i in enumerate(inputs) if isinstance(i, torch.Tensor) and i.numel()
+    }
+    return [
+        (pointers.get(o.untyped_storage().data_ptr()), tuple(o.shape), o.stride(), o.storage_offset())
+        if isinstance(o, torch.Tensor) and o.numel() and o.untyped_storage().data_ptr() in pointers
+        else None
+        for o in outputs
+    ]
+
+
+def compare(
+    eager: Callable[..., object],
+    compiled: Callable[..., object],
+    inputs: Sequence[object],
+    *,
+    atol: float = 1e-5,
+    rtol: float = 1e-5,
+) -> Comparison:
+    """Runs both on copies of `inputs` and compares everything eager shows."""
+    report = Comparison()
+    eager_inputs = clone_preserving_aliasing(inputs)
+    compiled_inputs = clone_preserving_aliasing(inputs)
+    want = pytree.tree_leaves(eager(*eager_inputs))
+    got = pytree.tree_leaves(compiled(*compiled_inputs))
+    if len(got) != len(want):
+        return Comparison([f"{len(got)} outputs where eager has {len(want)}"])
+    for index, (g, w) in enumerate(zip(got, want)):
+        if isinstance(w, torch.Tensor):
+            if not isinstance(g, torch.Tensor):
+                report.problems.append(f"output {index}: {type(g).__name__} where eager has a tensor")
+            else:
+                _close(g.detach(), w.detach(), f"output {index}", report, atol, rtol)
+        elif g != w:
+            report.problems.append(f"output {index}: {g!r} where eager has {w!r}")
+    for index, (g, w) in enumerate(zip(compiled_inputs, eager_inputs)):
+        if isinstance(w, torch.Tensor):
+            if g.shape != w.shape or g.stride() != w.stride() or g.storage_offset() != w.storage_offset():
+                report.problems.append(
+                    f"input {index} after the call: layout {tuple(g.shape)}/{g.stride()}/{g.storage_offset()} "
+                    f"where eager has {tuple(w.shape)}/{w.stride()}/{w.storage_offset()}"
+                )
+            else:
+                _close(g.detach(), w.detach(), f"input {index} after the call", report, atol, rtol)
+    got_aliasing, want_aliasing = _aliasing(got, compiled_inputs), _aliasing(want, eager_inputs)
+    for index, (g, w) in enumerate(zip(got_aliasing, want_aliasing)):
+        if g != w:
+            report.problems.append(f"output {index}: aliasing {g} where eager has {w} (input, sizes, strides, offset)")
+    return report

@@ -1,0 +1,41 @@
+"""Human-readable lines for the mutations purity-functionalize recorded."""
+
+from __future__ import annotations
+
+import re
+
+_RECORDED = re.compile(r'purity\.mutations = \[(.*?)\]\}?', re.DOTALL)
+_IN_PLACE_VIEWS = ("select.int", "slice.Tensor", "narrow", "split", "unbind", "view", "unsqueeze", "squeeze", "alias", "detach")
+
+
+def lowering_of(kind: str, target: str, chain: str) -> str:
+    if kind == "metadata":
+        return "metadata only: the caller's tensor is re-strided after the call, no data moves"
+    if not target.startswith("argument"):
+        return "on a fresh tensor: no input is affected"
+    steps = [s for s in chain.split(" -> ") if s]
+    if not steps:
+        return "in place in the compiled code: the whole input is written, as a result tied to its buffer"
+    if any(s.startswith(("aten.diagonal", "aten.as_strided")) for s in steps):
+        return "copy: writes through diagonal/as_strided lower to a gather and select over the whole input"
+    if any(s.startswith(("aten.permute", "aten.t", "aten.transpose", "aten.movedim", "aten.numpy_T")) for s in steps):
+        return "in place only if the transposes fold: the written region is scattered back through a permutation"
+    if all(s.removeprefix("aten.").startswith(_IN_PLACE_VIEWS) for s in steps):
+        return "in place in the compiled code: the written region becomes a tensor.insert_slice into the input's buffer"
+    return "scattered back through its views into the input's buffer"
+
+
+def describe_mutations(functional_ir: str, input_names: list[str]) -> list[str]:
+    match = _RECORDED.search(functional_ir)
+    if not match:
+        return []
+    lines = []
+    for record in re.findall(r'"((?:[^"\\]|\\.)*)"', match.group(1)):
+        kind, op, where, target, chain = record.split("|", 4)
+        shown_target = target
+        if target.startswith("argument "):
+            index = int(target.split()[1])
+            shown_target = input_names[index] if index < len(input_names) else target
+        via = f" through {chain}" if chain else ""
+        lines.append(f"{op} at {where or 'unknown location'}: {kind} of {shown_target}{via}; {lowering_of(kind, target, chain)}")
+    return lines
