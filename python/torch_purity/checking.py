@@ -16,11 +16,13 @@ import torch.utils._pytree as pytree
 
 
 def clone_preserving_aliasing(values: Sequence[object]) -> list[object]:
-    """Copies tensors storage by storage, rebuilding each with its layout, so
-    inputs that shared storage still do (and others still do not)."""
+    """Copies tensors (also inside lists, tuples and dicts) storage by storage,
+    rebuilding each with its layout, so inputs that shared storage still do
+    (and others still do not)."""
+    leaves, structure = pytree.tree_flatten(list(values))
     storages: dict[int, torch.Tensor] = {}
     cloned = []
-    for value in values:
+    for value in leaves:
         if not isinstance(value, torch.Tensor):
             cloned.append(copy.deepcopy(value))
             continue
@@ -34,7 +36,7 @@ def clone_preserving_aliasing(values: Sequence[object]) -> list[object]:
         view = torch.empty(0, dtype=value.dtype)
         view.set_(base.untyped_storage(), value.storage_offset(), value.shape, value.stride())
         cloned.append(view)
-    return cloned
+    return pytree.tree_unflatten(cloned, structure)
 
 
 @dataclass
@@ -99,7 +101,7 @@ def compare(
                 _close(g.detach(), w.detach(), f"output {index}", report, atol, rtol)
         elif g != w:
             report.problems.append(f"output {index}: {g!r} where eager has {w!r}")
-    for index, (g, w) in enumerate(zip(compiled_inputs, eager_inputs)):
+    for index, (g, w) in enumerate(zip(pytree.tree_leaves(compiled_inputs), pytree.tree_leaves(eager_inputs))):
         if isinstance(w, torch.Tensor):
             if g.shape != w.shape or g.stride() != w.stride() or g.storage_offset() != w.storage_offset():
                 report.problems.append(
@@ -108,7 +110,8 @@ def compare(
                 )
             else:
                 _close(g.detach(), w.detach(), f"input {index} after the call", report, atol, rtol)
-    got_aliasing, want_aliasing = _aliasing(got, compiled_inputs), _aliasing(want, eager_inputs)
+    got_aliasing = _aliasing(got, pytree.tree_leaves(compiled_inputs))
+    want_aliasing = _aliasing(want, pytree.tree_leaves(eager_inputs))
     for index, (g, w) in enumerate(zip(got_aliasing, want_aliasing)):
         if g != w:
             report.problems.append(f"output {index}: aliasing {g} where eager has {w} (input, sizes, strides, offset)")

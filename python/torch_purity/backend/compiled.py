@@ -297,16 +297,22 @@ class CompiledProgram:
         return call_with_state
 
     def entry_for(self, *args) -> tuple[CompiledEntry, list[object]]:
+        """The compiled entry for these arguments, and the flat list it takes
+        (module state, then the leaves of the arguments: lists, tuples and
+        dicts of tensors are flattened)."""
         state_names, state = self._state()
-        full = [*state, *args]
-        key = input_signature(full)
+        leaves, structure = pytree.tree_flatten([*state, *args])
+        key = (structure, input_signature(leaves))
         entry = self.cache.get(key)
         if entry is None:
-            entry = build_entry(
-                self._callable(len(state)), full, state_names, self.target, self.dump_dir, self.program
-            )
+            program = self._callable(len(state))
+
+            def on_leaves(*flat):
+                return program(*pytree.tree_unflatten(list(flat), structure))
+
+            entry = build_entry(on_leaves, leaves, state_names, self.target, self.dump_dir, self.program)
             self.cache[key] = entry
-        return entry, full
+        return entry, leaves
 
     def __call__(self, *args):
         entry, full = self.entry_for(*args)
