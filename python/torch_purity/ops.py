@@ -54,6 +54,18 @@ METADATA_MUTATIONS = {
 }
 
 
+# Value-semantic ops whose result is boolean whatever their inputs (their
+# in-place forms store the booleans in the written tensor's dtype).
+BOOLEAN_RESULT_OPS = frozenset(
+    {"eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or", "logical_xor", "logical_not", "isnan", "isinf"}
+)
+
+# c10::ScalarType codes of Torch-dialect element types, as torch.aten.to.dtype takes them.
+TORCH_SCALAR_TYPE_CODES = {
+    "ui8": 0, "si8": 1, "si16": 2, "si32": 3, "si64": 4, "f16": 5, "f32": 6, "f64": 7, "i1": 11, "bf16": 15,
+}
+
+
 def is_in_place(name: str) -> bool:
     """`torch.aten.add_.Tensor`, `torch.aten.zero_`: a data write into operand 0."""
     parts = name.split(".")

@@ -64,6 +64,7 @@ class CallingConvention:
             arg_attrs = _attr_dicts(function, "arg_attrs")
             result_types = [str(t) for t in ir.FunctionType(ir.TypeAttr(function.attributes["function_type"]).value).results]
         convention = cls([], {}, [], {}, [_dtype_of(t) for t in result_types])
+        result_attrs += [{}] * (len(result_types) - len(result_attrs))
         for index, attrs in enumerate(result_attrs):
             if "purity.written_input" in attrs:
                 convention.written_inputs.append((index, attrs["purity.written_input"]))

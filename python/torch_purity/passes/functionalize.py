@@ -363,9 +363,15 @@ class _FunctionRewriter:
         if functional is None:
             raise FunctionalizeError(op.location, f"in-place op '{name}' has no value-semantic variant in the Torch dialect")
         operands = [self.read(target)] + [self.mapped(v, op) for v in op.operands[1:]]
-        new_value = Operation.create(
-            functional, results=[self.types.value_type(op.operands[0].type)], operands=operands, loc=op.location
-        ).result
+        written_type = self.types.value_type(op.operands[0].type)
+        if functional.split(".")[2] in op_catalog.BOOLEAN_RESULT_OPS:
+            # `ge` computes booleans; `ge_` stores them in the tensor's own dtype.
+            compared = Operation.create(
+                functional, results=[_with_element_type(written_type, "i1")], operands=operands, loc=op.location
+            ).result
+            new_value = _convert_element_type(compared, written_type, op.location)
+        else:
+            new_value = Operation.create(functional, results=[written_type], operands=operands, loc=op.location).result
         self.write(target, new_value, op)
         for result in op.results:
             self.objects[result] = target
@@ -451,6 +457,24 @@ class _FunctionRewriter:
                     attrs["purity.view_chain"] = StringAttr.get(_describe_chain(tensor.chain))
                 if attrs:
                     set_result_attrs(self.function, output, attrs)
+
+
+def _with_element_type(tensor_type: Type, element: str) -> Type:
+    text = str(tensor_type)
+    return Type.parse(text[: text.rindex(",") + 1] + element + ">", tensor_type.context)
+
+
+def _convert_element_type(value: Value, to_type: Type, location: Location) -> Value:
+    element = str(to_type).rsplit(",", 1)[1].rstrip(">")
+    scalar_type = op_catalog.TORCH_SCALAR_TYPE_CODES[element]
+    false = Operation.create(
+        "torch.constant.bool", results=[Type.parse("!torch.bool", to_type.context)],
+        attributes={"value": IntegerAttr.get(IntegerType.get_signless(1, to_type.context), 0)}, loc=location,
+    ).result
+    none = Operation.create("torch.constant.none", results=[Type.parse("!torch.none", to_type.context)], loc=location).result
+    return Operation.create(
+        "torch.aten.to.dtype", results=[to_type], operands=[value, int_constant(scalar_type), false, false, none], loc=location
+    ).result
 
 
 # ----------------------------------------------------------------------------
