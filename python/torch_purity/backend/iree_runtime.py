@@ -8,14 +8,17 @@ import iree.compiler as iree_compiler
 import iree.runtime as iree_runtime
 import numpy as np
 
+# IREE demotes f64 to f32 by default; eager computes in f64.
+_COMMON_FLAGS = ["--iree-input-demote-f64-to-f32=false"]
 TARGET_FLAGS: dict[str, list[str]] = {
     "cpu": [
         "--iree-hal-target-device=local",
         "--iree-hal-local-target-device-backends=llvm-cpu",
         "--iree-llvmcpu-target-cpu=host",
+        *_COMMON_FLAGS,
     ],
     # sm_90 failed in IREE 3.13 with "missing GPU target" (design.md).
-    "cuda": ["--iree-hal-target-device=cuda", "--iree-cuda-target=sm_80"],
+    "cuda": ["--iree-hal-target-device=cuda", "--iree-cuda-target=sm_80", *_COMMON_FLAGS],
 }
 DRIVERS = {"cpu": "local-task", "cuda": "cuda"}
 

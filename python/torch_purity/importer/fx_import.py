@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 import torch
 import torch.fx as fx
-from torch._decomp import decomposition_table as _pytorch_decompositions
+from torch._decomp import core_aten_decompositions, decomposition_table
 from torch.fx.experimental.proxy_tensor import make_fx
 from torch_mlir.dialects import func as func_dialect
 from torch_mlir.extras import fx_importer as tm_fx
@@ -168,6 +168,27 @@ def _needs_decomposition(target: object, context: Context) -> bool:
     return not context.is_registered_operation(mlir_op_name(target))
 
 
+_CORE_ATEN_DECOMPOSITIONS = core_aten_decompositions()
+
+# Ops that reach us in graphs (Dynamo emits prims.fma for addcmul_ with a
+# scalar) but have no decomposition in PyTorch's tables.
+def _fused_multiply_add(a, b, c):
+    return a * b + c
+
+
+_PURITY_DECOMPOSITIONS = {"prims::fma": _fused_multiply_add}
+
+
+def _decomposition_of(op: torch._ops.OpOverload):
+    """Ours, then PyTorch's core-ATen decomposition (it targets ATen ops the
+    dialect mostly has), then the full table (which may produce prims)."""
+    return (
+        _PURITY_DECOMPOSITIONS.get(op._schema.name)
+        or _CORE_ATEN_DECOMPOSITIONS.get(op)
+        or decomposition_table.get(op)
+    )
+
+
 def _unregistered_targets(gm: fx.GraphModule, context: Context) -> set[torch._ops.OpOverload]:
     return {
         node.target
@@ -200,7 +221,7 @@ def trace_to_aten(
     decompositions: dict = {}
     for _ in range(_MAX_DECOMPOSITION_ROUNDS):
         missing = _unregistered_targets(gm, context)
-        new = {op: _pytorch_decompositions[op] for op in missing if op in _pytorch_decompositions}
+        new = {op: _decomposition_of(op) for op in missing if _decomposition_of(op) is not None}
         new = {op: d for op, d in new.items() if op not in decompositions}
         if not new:
             break

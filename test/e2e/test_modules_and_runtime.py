@@ -1,0 +1,171 @@
+"""nn.Modules whose forward mutates their state, the compiled callable's cache
+and guards, failures that leave the caller's tensors untouched, and the GPU
+target's compilation."""
+
+import copy
+
+import pytest
+import torch
+
+import torch_purity
+from torch_purity import PurityError
+from torch_purity.backend.iree_runtime import compile_linalg
+from torch_purity.checking import clone_preserving_aliasing, compare
+
+
+class StaticKVCache(torch.nn.Module):
+    """A decode step that writes its key/value rows into buffers."""
+
+    def __init__(self, rows: int = 16, width: int = 8):
+        super().__init__()
+        self.register_buffer("keys", torch.zeros(rows, width))
+        self.register_buffer("values", torch.zeros(rows, width))
+        self.register_buffer("length", torch.zeros((), dtype=torch.int64))
+        self.project = torch.nn.Linear(width, width)
+
+    def forward(self, x, position: int):
+        q = self.project(x)
+        self.keys[position].copy_(q)
+        self.values[position] = x
+        self.length.add_(1)
+        scores = torch.softmax(self.keys[: position + 1] @ q, dim=0)
+        return scores @ self.values[: position + 1]
+
+
+class Counter(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("steps", torch.zeros((), dtype=torch.int64))
+        self.scale = torch.nn.Parameter(torch.ones(3))
+
+    def forward(self, x):
+        self.steps.add_(1)
+        return x * self.scale
+
+
+def batch_norm_2d():
+    module = torch.nn.Sequential(torch.nn.BatchNorm2d(4), torch.nn.ReLU())
+    module.train()
+    return module
+
+
+MODULES = [
+    ("batch_norm_2d_training", batch_norm_2d, lambda g: (torch.randn(2, 4, 5, 5, generator=g),)),
+    ("static_kv_cache", StaticKVCache, lambda g: (torch.randn(8, generator=g), 3)),
+    ("step_counter", Counter, lambda g: (torch.randn(3, generator=g),)),
+]
+
+
+def assert_module_matches_eager(make_module, make_inputs, compile_module):
+    torch.manual_seed(0)
+    module = make_module()
+    eager = copy.deepcopy(module)
+    compiled = compile_module(module)
+    for seed in (0, 1):
+        inputs = make_inputs(torch.Generator().manual_seed(seed))
+        got = compiled(*clone_preserving_aliasing(inputs))
+        want = eager(*clone_preserving_aliasing(inputs))
+        torch.testing.assert_close(got, want, atol=1e-5, rtol=1e-5)
+        for (name, a), (_, b) in zip(module.state_dict().items(), eager.state_dict().items()):
+            torch.testing.assert_close(a, b, atol=1e-5, rtol=1e-5, msg=f"state {name} after call {seed}")
+
+
+@pytest.mark.parametrize("name,make_module,make_inputs", MODULES, ids=[m[0] for m in MODULES])
+def test_module_state_updated_like_eager(name, make_module, make_inputs):
+    assert_module_matches_eager(make_module, make_inputs, torch_purity.compile)
+
+
+@pytest.mark.parametrize("name,make_module,make_inputs", MODULES, ids=[m[0] for m in MODULES])
+def test_module_through_torch_compile(name, make_module, make_inputs):
+    torch._dynamo.reset()
+    assert_module_matches_eager(make_module, make_inputs, lambda m: torch.compile(m, backend="purity"))
+
+
+def test_buffer_written_in_place_in_the_module():
+    module = Counter()
+    buffer = module.steps
+    torch_purity.compile(module)(torch.randn(3))
+    assert module.steps is buffer and buffer.item() == 1
+
+
+def bump_row(x, y):
+    x[0].add_(y)
+    return x.sum()
+
+
+def test_other_shapes_dtypes_and_layouts_recompile():
+    compiled = torch_purity.compile(bump_row)
+    cases = [
+        (torch.randn(3, 4), torch.randn(4)),
+        (torch.randn(5, 2), torch.randn(2)),
+        (torch.randn(3, 4, dtype=torch.float64), torch.randn(4, dtype=torch.float64)),
+        (torch.randn(4, 3).t(), torch.randn(4)),
+    ]
+    for inputs in cases:
+        assert compare(bump_row, compiled, inputs).ok
+    assert len(compiled.cache) == len(cases)
+
+
+def add_both(a, b):
+    return a + b
+
+
+def test_input_aliasing_is_part_of_the_cache_key():
+    compiled = torch_purity.compile(add_both)
+    x = torch.randn(4)
+    assert compare(add_both, compiled, (x, torch.randn(4))).ok
+    assert compare(add_both, compiled, (x, x)).ok
+    assert len(compiled.cache) == 2
+
+
+def write_first(a, b):
+    a.add_(1)
+    return a + b
+
+
+def test_written_aliased_inputs_are_refused_not_miscompiled():
+    x = torch.randn(4)
+    before = x.clone()
+    with pytest.raises(PurityError, match="share storage and one of them is written"):
+        torch_purity.compile(write_first)(x, x)
+    assert torch.equal(x, before)
+
+
+def unsupported_after_a_write(x):
+    x.add_(1)
+    return torch.linalg.eigh(x)[0]
+
+
+def test_failed_compilation_leaves_inputs_untouched():
+    x = torch.randn(3, 3)
+    before = x.clone()
+    with pytest.raises(PurityError, match="_linalg_eigh"):
+        torch_purity.compile(unsupported_after_a_write)(x)
+    assert torch.equal(x, before)
+
+
+def test_wrong_argument_count_is_a_clear_error():
+    compiled = torch_purity.compile(bump_row, torch.randn(3, 4), torch.randn(4))
+    with pytest.raises(PurityError):
+        compiled(torch.randn(3, 4))
+
+
+def test_cuda_target_compiles_without_a_gpu():
+    compiled = torch_purity.compile(bump_row)
+    entry, _ = compiled.entry_for(torch.randn(3, 4), torch.randn(4))
+    vmfb = compile_linalg(entry.lowered.linalg, "cuda")
+    assert len(vmfb) > 1000
+
+
+def test_pipeline_failure_names_stage_and_prints_reproducer(tmp_path):
+    def program(x):
+        y = torch.ones(2, 3)
+        y.resize_(6)
+        return y + x
+
+    with pytest.raises(PurityError) as raised:
+        torch_purity.compile(program, torch.randn(6), dump_dir=str(tmp_path))
+    message = str(raised.value)
+    assert "functional-torch" in message and "purity-opt" in message
+    written = list(tmp_path.glob("functional-torch-input-*.mlir"))
+    assert written, message
