@@ -4,10 +4,15 @@ target's compilation."""
 
 import copy
 
+import os
+
 import pytest
 import torch
 
 import torch_purity
+
+# benchmarks/gpu_check.sh sets cuda; the suite here runs on the CPU.
+TARGET = os.environ.get("PURITY_E2E_TARGET", "cpu")
 from torch_purity import PurityError
 from torch_purity.backend.iree_runtime import compile_linalg
 from torch_purity.checking import clone_preserving_aliasing, compare
@@ -72,7 +77,7 @@ def assert_module_matches_eager(make_module, make_inputs, compile_module):
 
 @pytest.mark.parametrize("name,make_module,make_inputs", MODULES, ids=[m[0] for m in MODULES])
 def test_module_state_updated_like_eager(name, make_module, make_inputs):
-    assert_module_matches_eager(make_module, make_inputs, torch_purity.compile)
+    assert_module_matches_eager(make_module, make_inputs, lambda m: torch_purity.compile(m, target=TARGET))
 
 
 @pytest.mark.parametrize("name,make_module,make_inputs", MODULES, ids=[m[0] for m in MODULES])

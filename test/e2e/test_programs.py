@@ -3,10 +3,15 @@ torch.compile(backend="purity"), against eager on two sets of input data:
 outputs, the inputs' contents and layouts after the call, and which outputs
 are views of which inputs."""
 
+import os
+
 import pytest
 import torch
 
 import torch_purity
+
+# benchmarks/gpu_check.sh sets cuda; the suite here runs on the CPU.
+TARGET = os.environ.get("PURITY_E2E_TARGET", "cpu")
 from programs import PROGRAMS
 from torch_purity.checking import compare
 
@@ -15,7 +20,7 @@ SEEDS = (0, 1)
 
 @pytest.mark.parametrize("name,program,make_inputs", PROGRAMS, ids=[p[0] for p in PROGRAMS])
 def test_compile_matches_eager(name, program, make_inputs):
-    compiled = torch_purity.compile(program)
+    compiled = torch_purity.compile(program, target=TARGET)
     for seed in SEEDS:
         report = compare(program, compiled, make_inputs(seed))
         assert report.ok, f"seed {seed}: " + "; ".join(report.problems)
