@@ -29,8 +29,9 @@ class Stage:
 STAGES: tuple[Stage, ...] = (
     Stage(
         "functional-torch",
-        ("purity-functionalize{record-mutations=true}", "purity-decompose-strided", "canonicalize"),
-        "mutation and aliasing removed; written arguments keep one edge overwrite",
+        ("purity-synthesize-bases", "purity-functionalize{record-mutations=true}", "purity-decompose-strided", "canonicalize"),
+        "overlapping written inputs merged into synthetic bases; mutation and aliasing removed; "
+        "written arguments keep one edge overwrite",
     ),
     Stage(
         "value-boundary-torch",
@@ -47,7 +48,7 @@ PIPELINES: dict[str, tuple[str, ...]] = {
 }
 PIPELINE_SUMMARIES = {
     "purity-lower-to-linalg": "all stages: mutable Torch IR to linalg-on-tensors with written arguments tied to results",
-    "purity-lower-to-functional": "purity-functionalize, purity-decompose-strided, canonicalize",
+    "purity-lower-to-functional": "purity-synthesize-bases, purity-functionalize, purity-decompose-strided, canonicalize",
 }
 
 _RESTRICTED_ANCHOR = re.compile(r"restricted to '([^']+)'")

@@ -53,6 +53,9 @@ class CallingConvention:
     written_inputs: list[tuple[int, int]]  # (result index, input index)
     metadata_mutations: dict[int, ViewGeometry]  # input index -> its new layout
     result_dtypes: list[torch.dtype]
+    # Extra trailing arguments: (members, length) of each synthetic base, a
+    # 1-d view of the members' storage from its first element.
+    synthetic_bases: list[tuple[tuple[int, ...], int]] = field(default_factory=list)
 
     @classmethod
     def from_value_boundary_ir(cls, text: str) -> CallingConvention:
@@ -77,14 +80,19 @@ class CallingConvention:
                     ViewGeometry(attrs["purity.view_sizes"], attrs["purity.view_strides"], attrs["purity.view_storage_offset"]),
                 )
         for index, attrs in enumerate(arg_attrs):
+            if "purity.synthetic_base_of" in attrs:
+                convention.synthetic_bases.append((attrs["purity.synthetic_base_of"], attrs["purity.sizes"][0]))
             if "purity.new_sizes" in attrs:
                 convention.metadata_mutations[index] = ViewGeometry(
                     attrs["purity.new_sizes"], attrs["purity.new_strides"], attrs["purity.new_storage_offset"]
                 )
         return convention
 
-    def writes(self, input_index: int) -> bool:
-        return any(i == input_index for _, i in self.written_inputs) or input_index in self.metadata_mutations
+    def arguments(self, tensors: list[torch.Tensor]) -> list[torch.Tensor]:
+        """The compiled function's arguments: the inputs, then each synthetic
+        base as a view of its members' storage (writes to it reach them all)."""
+        bases = [torch.as_strided(tensors[members[0]], (length,), (1,), 0) for members, length in self.synthetic_bases]
+        return [*tensors, *bases]
 
 
 def _attr_dicts(function, key: str) -> list[dict[str, object]]:
@@ -182,13 +190,13 @@ class CompiledEntry:
     seconds: dict[str, float]
 
     def run(self, args: Sequence[object]):
-        tensors = [args[i] for i in self.specialized.tensor_positions]
+        convention = self.convention
+        tensors = convention.arguments([args[i] for i in self.specialized.tensor_positions])
         arrays = [_host_array(t) for t in tensors]
         try:
             results = self.module(arrays)
         except Exception as error:  # nothing has been written to the caller's tensors yet
             raise PurityError("run", f"{type(error).__name__}: {error}") from error
-        convention = self.convention
         values = [_to_torch(r, d) for r, d in zip(results, convention.result_dtypes)]
         with torch.no_grad():
             for result_index, input_index in convention.written_inputs:
@@ -237,7 +245,6 @@ def build_entry(
     lowered = lower_to_linalg(module, dump_dir)
     seconds.update(lowered.seconds)
     convention = CallingConvention.from_value_boundary_ir(lowered.value_boundary)
-    _refuse_written_aliased_inputs(tensors, convention, specialized.names)
     start = time.perf_counter()
     try:
         vmfb = compile_linalg(lowered.linalg, target)
@@ -250,20 +257,6 @@ def build_entry(
     seconds["iree-compile"] = time.perf_counter() - start
     loaded = LoadedModule(target, vmfb)
     return CompiledEntry(specialized, convention, loaded, lowered, mutable_ir, seconds)
-
-
-def _refuse_written_aliased_inputs(tensors, convention: CallingConvention, names: list[str]) -> None:
-    groups: dict[int, list[int]] = {}
-    for index, tensor in enumerate(tensors):
-        if tensor.numel():
-            groups.setdefault(tensor.untyped_storage().data_ptr(), []).append(index)
-    for members in groups.values():
-        if len(members) > 1 and any(convention.writes(i) for i in members):
-            raise PurityError(
-                "compile",
-                "inputs " + ", ".join(names[i] for i in members) + " share storage and one of them is written; "
-                "synthetic bases for aliased inputs are not implemented yet",
-            )
 
 
 class CompiledProgram:

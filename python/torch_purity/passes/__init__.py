@@ -11,6 +11,7 @@ from collections.abc import Callable
 from .base import ModulePass, PassFailed, PassOptionError
 
 _PASS_MODULES: dict[str, tuple[str, str]] = {
+    "purity-synthesize-bases": ("synthesize_bases", "SynthesizeBases"),
     "purity-functionalize": ("functionalize", "Functionalize"),
     "purity-decompose-strided": ("decompose_strided", "DecomposeStrided"),
     "purity-expose-input-writes": ("expose_input_writes", "ExposeInputWrites"),

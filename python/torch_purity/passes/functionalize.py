@@ -160,6 +160,7 @@ class _FunctionRewriter:
         self.argument_reads: dict[int, Operation] = {}
         self.returned: list[TensorObject | None] = []
         self.fresh_results: list[Value] = []
+        self.regenerated_inputs: dict[int, tuple[TensorObject, list[ViewStep]]] = {}
 
     # -- state -----------------------------------------------------------
 
@@ -293,7 +294,13 @@ class _FunctionRewriter:
     def visit_view(self, op: Operation, name: str) -> None:
         base = self.object_of(op.operands[0], op)
         step = ViewStep(name, tuple(op.operands[1:]), self.types.value_type(op.results[0].type), op.location)
-        self.objects[op.results[0]] = TensorObject(base.root, self.extended_chain(base, step, op))
+        view = TensorObject(base.root, self.extended_chain(base, step, op))
+        self.objects[op.results[0]] = view
+        if "purity.regenerates_input" in op.attributes:
+            # An input regenerated from a synthetic base: its metadata
+            # mutations are reported for that input.
+            member = IntegerAttr(op.attributes["purity.regenerates_input"]).value
+            self.regenerated_inputs[member] = (view, view.chain)
         self.erase.append(op)
 
     def extended_chain(self, base: TensorObject, step: ViewStep, at: Operation) -> list[ViewStep]:
@@ -418,15 +425,20 @@ class _FunctionRewriter:
             self.function.attributes["purity.mutations"] = ArrayAttr.get([StringAttr.get(m) for m in self.mutations])
 
     def record_metadata_mutations(self) -> None:
+        mutated: dict[int, TensorObject] = {}
         for argument in self.block.arguments:
             tensor = self.objects.get(argument)
-            if tensor is None or not tensor.chain:
-                continue
+            if tensor is not None and tensor.chain:
+                mutated[argument.arg_number] = tensor
+        for member, (tensor, initial_chain) in self.regenerated_inputs.items():
+            if tensor.chain is not initial_chain:
+                mutated[member] = tensor
+        for index, tensor in mutated.items():
             geometry = _geometry(self.function, tensor.root, tensor.chain)
             if geometry is None:
                 raise FunctionalizeError(tensor.chain[-1].location, "cannot compute the new sizes of a metadata-mutated argument")
             sizes, strides, offset = geometry
-            set_arg_attrs(self.function, argument.arg_number, {
+            set_arg_attrs(self.function, index, {
                 "purity.new_sizes": DenseI64ArrayAttr.get(sizes),
                 "purity.new_strides": DenseI64ArrayAttr.get(strides),
                 "purity.new_storage_offset": i64_attr(offset),

@@ -1,0 +1,217 @@
+"""purity-synthesize-bases: inputs that overlap in memory become views of one synthetic base.
+
+The importer records, per tensor argument, `purity.storage_group`,
+`purity.sizes`, `purity.strides` and `purity.storage_offset`. Arguments of one
+storage group whose elements overlap (the same tensor passed twice, a tensor
+and one of its rows, overlapping slices, a tensor and its transpose), where
+the data of at least one of them is written, are merged: a new
+argument, the synthetic base, is a 1-d `!torch.tensor` over the storage from
+its first element to the last element any member reaches, and each member's
+uses are replaced by `torch.aten.as_strided(base, sizes, strides, offset)`
+(marked `purity.regenerates_input = <member>`). purity-functionalize then sees
+one root: a write through any member is seen through the others, and the base
+is overwritten once at the edge.
+
+Members that do not overlap (`x[0:2]` and `x[2:4]`, interleaved columns) are
+not merged: no synthetic base where none is needed. Read-only overlap is left
+alone too.
+
+Attributes for the runtime: the base argument (appended after the others)
+carries `purity.synthetic_base_of = array<i64: members>` and its size; each
+member keeps its (now unused) argument with `purity.replaced_by_base`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from torch_mlir.ir import (
+    DenseI64ArrayAttr,
+    FunctionType,
+    InsertionPoint,
+    IntegerAttr,
+    Location,
+    Operation,
+    StringAttr,
+    Type,
+    TypeAttr,
+)
+
+from .. import ops as op_catalog
+from ..ir_queries import aten_name
+from .base import ModulePass, PassFailed
+from .function_attrs import arg_attr, function_ops, i64_attr, set_arg_attrs
+from .torch_builders import int_constant, int_list_constant
+
+_EXACT_OVERLAP_LIMIT = 1 << 22  # elements; beyond it, overlapping extents count as overlap
+
+
+@dataclass(frozen=True)
+class Layout:
+    sizes: tuple[int, ...]
+    strides: tuple[int, ...]
+    offset: int
+
+    def extent(self) -> tuple[int, int]:
+        """[first, last + 1) storage elements reached (empty: (offset, offset))."""
+        if any(s == 0 for s in self.sizes):
+            return self.offset, self.offset
+        low = self.offset + sum((s - 1) * st for s, st in zip(self.sizes, self.strides) if st < 0)
+        high = self.offset + sum((s - 1) * st for s, st in zip(self.sizes, self.strides) if st > 0) + 1
+        return low, high
+
+    def elements(self) -> np.ndarray:
+        index = np.full((), self.offset, dtype=np.int64)
+        for size, stride in zip(self.sizes, self.strides):
+            index = index[..., None] + np.arange(size, dtype=np.int64) * stride
+        return index.reshape(-1)
+
+
+def overlap(a: Layout, b: Layout) -> bool:
+    (a_low, a_high), (b_low, b_high) = a.extent(), b.extent()
+    if a_low == a_high or b_low == b_high or a_high <= b_low or b_high <= a_low:
+        return False
+    if np.prod(a.sizes, dtype=np.int64) + np.prod(b.sizes, dtype=np.int64) > _EXACT_OVERLAP_LIMIT:
+        return True
+    return bool(np.intersect1d(a.elements(), b.elements(), assume_unique=False).size)
+
+
+@dataclass(frozen=True)
+class SynthesizeBases(ModulePass):
+    """Merges arguments that overlap in memory, one of them written, into one synthetic base argument regenerating each as a view."""
+
+    name = "purity-synthesize-bases"
+
+    def apply(self, module: Operation) -> None:
+        failed = False
+        for function in function_ops(module):
+            try:
+                _synthesize(function)
+            except _Unsupported as error:
+                function.location.emit_error(f"purity-synthesize-bases: {error}")
+                failed = True
+        if failed:
+            raise PassFailed()
+
+
+class _Unsupported(Exception):
+    pass
+
+
+def _layout(function: Operation, index: int) -> Layout | None:
+    sizes = arg_attr(function, index, "purity.sizes")
+    if sizes is None:
+        return None
+    return Layout(
+        tuple(DenseI64ArrayAttr(sizes)),
+        tuple(DenseI64ArrayAttr(arg_attr(function, index, "purity.strides"))),
+        IntegerAttr(arg_attr(function, index, "purity.storage_offset")).value,
+    )
+
+
+def _written_arguments(block) -> set[int]:
+    """Arguments whose data is written, through any chain of views or in-place
+    results. (A metadata mutation alone changes one tensor's view of the
+    storage, not what the others see: it needs no base.)"""
+    aliases: dict[object, int] = {arg: arg.arg_number for arg in block.arguments}
+    written: set[int] = set()
+    for op in block.operations:
+        op = op.operation
+        name = aten_name(op)
+        if not len(op.operands) or op.operands[0] not in aliases:
+            if name == "torch.overwrite.tensor.contents" and len(op.operands) == 2 and op.operands[1] in aliases:
+                written.add(aliases[op.operands[1]])
+            continue
+        source = aliases[op.operands[0]]
+        if op_catalog.is_in_place(name):
+            written.add(source)
+        if (
+            name in op_catalog.VIEW_OPS
+            or name in op_catalog.MULTI_OUTPUT_VIEWS
+            or name == "torch.prim.ListUnpack"
+            or op_catalog.is_in_place(name)
+            or name in op_catalog.METADATA_MUTATIONS
+        ):
+            for result in op.results:
+                aliases[result] = source
+    return written
+
+
+def _groups_to_merge(function: Operation) -> list[list[int]]:
+    block = function.regions[0].blocks[0]
+    by_storage: dict[int, list[int]] = {}
+    for argument in block.arguments:
+        group = arg_attr(function, argument.arg_number, "purity.storage_group")
+        if group is not None and _layout(function, argument.arg_number) is not None:
+            by_storage.setdefault(IntegerAttr(group).value, []).append(argument.arg_number)
+    shared = [members for members in by_storage.values() if len(members) > 1]
+    if not shared:
+        return []
+    written = _written_arguments(block)
+    merged: list[list[int]] = []
+    for members in shared:
+        parent = {m: m for m in members}
+
+        def find(m: int) -> int:
+            while parent[m] != m:
+                m = parent[m]
+            return m
+
+        layouts = {m: _layout(function, m) for m in members}
+        for i, a in enumerate(members):
+            for b in members[i + 1 :]:
+                if overlap(layouts[a], layouts[b]):
+                    parent[find(a)] = find(b)
+        components: dict[int, list[int]] = {}
+        for m in members:
+            components.setdefault(find(m), []).append(m)
+        merged.extend(c for c in components.values() if len(c) > 1 and any(m in written for m in c))
+    return merged
+
+
+def _element_type(tensor_type: Type) -> str:
+    return str(tensor_type).rsplit(",", 1)[1].rstrip(">")
+
+
+def _synthesize(function: Operation) -> None:
+    groups = _groups_to_merge(function)
+    if not groups:
+        return
+    block = function.regions[0].blocks[0]
+    first_op = block.operations[0]
+    context = function.context
+    for members in groups:
+        elements = {_element_type(block.arguments[m].type) for m in members}
+        if len(elements) != 1:
+            raise _Unsupported(f"inputs {members} share storage with different dtypes ({', '.join(sorted(elements))})")
+        length = max(_layout(function, m).extent()[1] for m in members)
+        base_type = Type.parse(f"!torch.tensor<[{length}],{elements.pop()}>", context)
+        base = block.add_argument(base_type, Location.unknown(context))
+        base_index = base.arg_number
+        function.attributes["function_type"] = TypeAttr.get(
+            FunctionType.get(
+                [a.type for a in block.arguments],
+                FunctionType(TypeAttr(function.attributes["function_type"]).value).results,
+                context=context,
+            )
+        )
+        set_arg_attrs(function, base_index, {
+            "purity.input": StringAttr.get("synthetic-base:" + ",".join(str(m) for m in members), context),
+            "purity.sizes": DenseI64ArrayAttr.get([length], context),
+            "purity.strides": DenseI64ArrayAttr.get([1], context),
+            "purity.storage_offset": i64_attr(0),
+            "purity.synthetic_base_of": DenseI64ArrayAttr.get(members, context),
+        })
+        for member in members:
+            argument = block.arguments[member]
+            layout = _layout(function, member)
+            with InsertionPoint(first_op), Location.unknown(context):
+                view = Operation.create(
+                    "torch.aten.as_strided",
+                    results=[argument.type],
+                    operands=[base, int_list_constant(list(layout.sizes)), int_list_constant(list(layout.strides)), int_constant(layout.offset)],
+                    attributes={"purity.regenerates_input": i64_attr(member)},
+                )
+            argument.replace_all_uses_with(view.result)
+            set_arg_attrs(function, member, {"purity.replaced_by_base": i64_attr(base_index)})
