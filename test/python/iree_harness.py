@@ -17,6 +17,7 @@ import torch
 from torch_mlir.passmanager import PassManager
 
 from torch_purity import import_fx
+from torch_purity.backend.iree_runtime import COMMON_FLAGS
 from torch_purity.importer import new_context
 from torch_purity.passes import get_pass
 
@@ -44,7 +45,9 @@ def run_compiled(program, *inputs):
     signature = text.splitlines()[1]
     # Arguments that stay !torch.tensor are the ones the program writes.
     written = [f"%arg{i}: !torch.tensor<" in signature for i in range(len(inputs))]
-    vmfb = iree_compiler.compile_str(text, target_backends=["llvm-cpu"], input_type="torch")
+    vmfb = iree_compiler.compile_str(
+        text, target_backends=["llvm-cpu"], input_type="torch", extra_args=COMMON_FLAGS
+    )
     config = iree_runtime.Config("local-task")
     module = iree_runtime.load_vm_flatbuffer(vmfb, driver="local-task")
     device_inputs = [iree_runtime.asdevicearray(config.device, t.detach().numpy().copy()) for t in inputs]

@@ -15,6 +15,7 @@ change only by the explicit writes above, after a successful call.
 
 from __future__ import annotations
 
+import inspect
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -290,6 +291,19 @@ class CompiledProgram:
 
         return call_with_state
 
+    def _check_arguments(self, args: tuple) -> None:
+        """A call the program's signature rejects fails here, before any tracing."""
+        target = self._module.forward if self._module is not None else self.program
+        try:
+            signature = inspect.signature(target)
+        except (TypeError, ValueError):
+            return  # builtins and some callables have no signature: tracing will tell
+        try:
+            signature.bind(*args)
+        except TypeError as error:
+            name = getattr(target, "__qualname__", type(target).__name__)
+            raise PurityError("call", f"{name}{signature} cannot take {len(args)} arguments: {error}") from None
+
     def entry_for(self, *args) -> tuple[CompiledEntry, list[object]]:
         """The compiled entry for these arguments, and the flat list it takes
         (module state, then the leaves of the arguments: lists, tuples and
@@ -299,6 +313,7 @@ class CompiledProgram:
         key = (structure, input_signature(leaves))
         entry = self.cache.get(key)
         if entry is None:
+            self._check_arguments(args)
             program = self._callable(len(state))
 
             def on_leaves(*flat):

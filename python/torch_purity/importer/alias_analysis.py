@@ -112,4 +112,12 @@ def analyze_aliases(
             root = classes.find(node)
             sizes[root] = sizes.get(root, 0) + 1
     written = {classes.find(node) for node in written_members}
+    # An input returned as it is aliases its output: keep it non-value so the
+    # output is recorded as a view of the input.
+    for node in graph.nodes:
+        if node.op == "output":
+            for returned in _tensor_nodes(node.args[0]):
+                if returned.op == "placeholder":
+                    written_or_aliased = classes.find(returned)
+                    sizes[written_or_aliased] = max(sizes.get(written_or_aliased, 1), 2)
     return AliasClasses(classes, sizes, written, set(written_members))

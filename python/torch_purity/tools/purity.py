@@ -1,6 +1,7 @@
 """purity: the main job.
 
     purity run FILE.py [--target cpu|cuda] [--dump-ir DIR] [--print-ir] [--repeats N]
+    purity fuzz [--n N] [--seed S]
 
 FILE.py defines `program` (a function or an nn.Module) and `example_inputs()`
 returning a tuple of its inputs. `purity run` compiles the program (import
@@ -10,6 +11,10 @@ source line, which input, through which views) and how it is lowered, the
 comparison with eager (outputs, inputs after the call, output aliasing), the
 time per call of both, and compile time per stage. With --dump-ir DIR, the IR
 of every stage is written to DIR.
+
+`purity fuzz` generates N random aliasing programs, runs each compiled and in
+eager, prints the counts (programs, passed, unsupported, failed) and exits 1
+on a failure, after shrinking it and saving it under test/e2e/fuzz_regressions/.
 """
 
 from __future__ import annotations
@@ -107,6 +112,23 @@ def command_run(args: argparse.Namespace) -> int:
     return 0 if report.ok else 1
 
 
+def command_fuzz(args: argparse.Namespace) -> int:
+    from ..fuzz import run_fuzz
+
+    result = run_fuzz(args.n, args.seed, save=not args.no_save)
+    counts = result.counts
+    failed = 1 if result.failure else 0
+    print(f"programs {counts.programs}, passed {counts.passed}, unsupported {counts.unsupported}, failed {failed}")
+    for reason, count in sorted(counts.unsupported_reasons.items(), key=lambda item: -item[1]):
+        print(f"  unsupported x{count}: {reason}")
+    if result.failure:
+        print(f"FAILED (shrunk): {result.failure}")
+        if result.saved:
+            print(f"  saved as a regression test: {result.saved}")
+        return 1
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="purity", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     commands = parser.add_subparsers(dest="command", required=True)
@@ -117,6 +139,11 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--print-ir", action="store_true", help="print the IR of every stage")
     run.add_argument("--repeats", type=int, default=20, help="calls timed per side (default 20)")
     run.set_defaults(handler=command_run)
+    fuzz = commands.add_parser("fuzz", help="differential fuzzing: random aliasing programs, compiled vs eager")
+    fuzz.add_argument("--n", type=int, default=200, help="programs to generate (default 200)")
+    fuzz.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    fuzz.add_argument("--no-save", action="store_true", help="do not save a failing program as a regression test")
+    fuzz.set_defaults(handler=command_fuzz)
     return parser
 
 

@@ -1,0 +1,231 @@
+"""Differential fuzzing: random aliasing programs, compiled vs eager.
+
+A program is Python source over tensor variables: inputs (some of them views
+of one storage), views of them (select, slice with step, narrow, diagonal,
+view, t, transpose, permute, unsqueeze, squeeze, expand for reads, split,
+chunk, unbind), in-place writes (arithmetic, fill_, zero_, copy_,
+masked_fill_, index_put_ with and without accumulate, scatter_add_),
+metadata mutations (t_, transpose_, unsqueeze_/squeeze_), fresh tensors, and
+outputs that are views of inputs or of intermediates. Generation executes
+each statement on a shadow copy, so only programs eager accepts are drawn.
+
+Each program runs in eager and compiled; a difference in outputs, inputs
+after the call or output aliasing, or any exception other than a
+PurityError, fails. Hypothesis shrinks a failure to a minimal program, which
+is saved as a regression test. A PurityError is an honest "unsupported".
+"""
+
+from __future__ import annotations
+
+import hashlib
+import textwrap
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import torch
+from hypothesis import HealthCheck, given, seed, settings
+from hypothesis import strategies as st
+
+from .backend import compile as purity_compile
+from .checking import compare
+from .errors import PurityError
+
+REGRESSION_DIRECTORY = Path(__file__).resolve().parents[2] / "test" / "e2e" / "fuzz_regressions"
+
+
+@dataclass
+class FuzzProgram:
+    source: str  # defines `program(...)` and `make_inputs(seed)`
+
+    def load(self) -> tuple[Callable[..., object], Callable[[int], tuple]]:
+        namespace: dict[str, object] = {"torch": torch}
+        exec(compile(self.source, "<fuzz-program>", "exec"), namespace)
+        return namespace["program"], namespace["make_inputs"]
+
+
+# ----------------------------------------------------------------------------
+# Generation
+# ----------------------------------------------------------------------------
+
+
+def _view_candidates(tensor: torch.Tensor) -> list[str]:
+    """View expressions (with `{v}` for the variable) valid on `tensor`."""
+    shape = tuple(tensor.shape)
+    views: list[str] = ["{v}.detach()", "{v}.view(-1)"] if tensor.is_contiguous() else ["{v}.detach()"]
+    if not shape:
+        return views + ["{v}.unsqueeze(0)"]
+    n = shape[0]
+    views += [f"{{v}}[{n - 1}]", "{v}.unsqueeze(0)", f"{{v}}[{0}:{n}:2]", f"{{v}}.narrow(0, 0, {max(1, n - 1)})"]
+    if n >= 2:
+        views += ["{v}.split(1)[1]", "{v}.unbind(0)[0]", "{v}.chunk(2)[-1]"]
+    if len(shape) >= 2:
+        views += ["{v}.t()", "{v}.transpose(0, 1)", "{v}.diagonal()", f"{{v}}[:, {shape[1] - 1}]", "{v}.permute(1, 0)"]
+    if n == 1:
+        views.append("{v}.squeeze(0)")
+    return views
+
+
+_WRITES = [
+    "{v}.add_(1.5)",
+    "{v}.mul_(-2)",
+    "{v}.sub_({v}.sum() * 0 + 0.25)",
+    "{v}.fill_(3.0)",
+    "{v}.zero_()",
+    "{v}.clamp_(-0.5, 0.5)",
+    "{v}.masked_fill_({v} > 0, 7.0)",
+    "{v}.copy_({o})",
+    "{v}.add_({o})",
+]
+_INDEX_WRITES = [
+    "{v}.index_put_((torch.tensor([0]),), torch.tensor(2.0))",
+    "{v}.index_put_((torch.tensor([0, 0]),), torch.tensor([1.0, 2.0]).reshape((2,) + (1,) * ({v}.dim() - 1)).expand((2,) + tuple({v}.shape[1:])).clone(), accumulate=True)",
+    "{v}.scatter_add_(0, torch.zeros((1,) + tuple({v}.shape[1:]), dtype=torch.int64), torch.ones((1,) + tuple({v}.shape[1:])))",
+]
+_METADATA = ["{v}.t_()", "{v}.transpose_(0, 1)", "{v}.unsqueeze_(0)"]
+
+
+@st.composite
+def fuzz_programs(draw) -> FuzzProgram:
+    rows, cols = draw(st.integers(2, 4)), draw(st.integers(2, 4))
+    input_count = draw(st.integers(1, 3))
+    aliasing = draw(st.sampled_from(["distinct", "same", "row", "slice", "transpose", "halves"])) if input_count >= 2 else "distinct"
+    alias_expressions = {
+        "same": "base0", "row": "base0[1]", "slice": "base0[1:]", "transpose": "base0.t()", "halves": "base0[1:]",
+    }
+    make_lines = [f"base0 = torch.randn({rows}, {cols}, generator=g)"]
+    inputs = ["base0[:1]" if aliasing == "halves" else "base0"]
+    for index in range(1, input_count):
+        if index == 1 and aliasing != "distinct":
+            inputs.append(alias_expressions[aliasing])
+        else:
+            make_lines.append(f"base{index} = torch.randn({rows}, {cols}, generator=g)")
+            inputs.append(f"base{index}")
+    make_source = "def make_inputs(seed):\n    g = torch.Generator().manual_seed(seed)\n"
+    make_source += "".join(f"    {line}\n" for line in make_lines)
+    make_source += f"    return ({', '.join(inputs)},)\n"
+
+    names = [f"x{i}" for i in range(input_count)]
+    shadow_namespace: dict[str, object] = {"torch": torch}
+    exec(make_source, shadow_namespace)
+    shadow = dict(zip(names, shadow_namespace["make_inputs"](0)))
+    body: list[str] = []
+    for step in range(draw(st.integers(1, 7))):
+        kind = draw(st.sampled_from(["view", "write", "write", "index", "metadata", "fresh"]))
+        target = draw(st.sampled_from(sorted(shadow)))
+        tensor = shadow[target]
+        other = draw(st.sampled_from(sorted(shadow)))
+        if kind == "view":
+            new = f"v{step}"
+            statement = f"{new} = " + draw(st.sampled_from(_view_candidates(tensor))).format(v=target)
+        elif kind == "write":
+            statement = draw(st.sampled_from(_WRITES)).format(v=target, o=f"{other}.sum()")
+        elif kind == "index":
+            if tensor.dim() == 0:
+                continue
+            statement = draw(st.sampled_from(_INDEX_WRITES)).format(v=target)
+        elif kind == "metadata":
+            choice = draw(st.sampled_from(_METADATA))
+            if tensor.dim() != 2 and "unsqueeze" not in choice:
+                continue
+            statement = choice.format(v=target)
+        else:
+            new = f"f{step}"
+            statement = f"{new} = {target} * 2 + {other}.sum()"
+        trial = dict(shadow)
+        try:
+            exec(statement, {"torch": torch}, trial)
+        except Exception:
+            continue  # eager rejects it (overlap, shapes, indices): not drawn
+        shadow = trial
+        body.append(statement)
+    returned = draw(st.lists(st.sampled_from(sorted(shadow)), min_size=1, max_size=3, unique=True))
+    program_source = f"def program({', '.join(names)}):\n"
+    program_source += "".join(f"    {line}\n" for line in body)
+    program_source += f"    return ({', '.join(returned)},)\n"
+    return FuzzProgram(make_source + "\n\n" + program_source)
+
+
+# ----------------------------------------------------------------------------
+# Running
+# ----------------------------------------------------------------------------
+
+
+class FuzzFailure(AssertionError):
+    pass
+
+
+@dataclass
+class FuzzCounts:
+    programs: int = 0
+    passed: int = 0
+    unsupported: int = 0
+    unsupported_reasons: dict[str, int] = field(default_factory=dict)
+
+
+def check_program(program: FuzzProgram, counts: FuzzCounts | None = None) -> None:
+    """Raises FuzzFailure on any difference from eager or any crash."""
+    counts = counts or FuzzCounts()
+    counts.programs += 1
+    function, make_inputs = program.load()
+    try:
+        compiled = purity_compile(function)
+        for data_seed in (0, 1):
+            report = compare(function, compiled, make_inputs(data_seed))
+            if not report.ok:
+                raise FuzzFailure(f"differs from eager on data {data_seed}: " + "; ".join(report.problems))
+    except PurityError as error:
+        counts.unsupported += 1
+        reason = f"{error.stage}: {error.message.splitlines()[0][:80]}"
+        counts.unsupported_reasons[reason] = counts.unsupported_reasons.get(reason, 0) + 1
+        return
+    except FuzzFailure:
+        raise
+    except Exception as error:
+        raise FuzzFailure(f"crashed: {type(error).__name__}: {error}") from error
+    counts.passed += 1
+
+
+def save_regression(program: FuzzProgram, reason: str, directory: Path = REGRESSION_DIRECTORY) -> Path:
+    directory.mkdir(parents=True, exist_ok=True)
+    digest = hashlib.sha1(program.source.encode()).hexdigest()[:12]
+    path = directory / f"case_{digest}.py"
+    header = "# A minimal program found by `purity fuzz`; test/e2e/test_fuzz.py runs it.\n"
+    header += "".join(f"# {line}\n" for line in textwrap.wrap(reason, 100))
+    path.write_text(header + "import torch\n\n\n" + program.source)
+    return path
+
+
+@dataclass
+class FuzzResult:
+    counts: FuzzCounts
+    failure: str | None = None
+    saved: Path | None = None
+
+
+def run_fuzz(examples: int, random_seed: int, save: bool = True) -> FuzzResult:
+    counts = FuzzCounts()
+    last: list[tuple[FuzzProgram, str]] = []
+
+    @seed(random_seed)
+    @settings(
+        max_examples=examples,
+        deadline=None,
+        database=None,
+        suppress_health_check=list(HealthCheck),
+    )
+    @given(fuzz_programs())
+    def property_holds(program: FuzzProgram) -> None:
+        try:
+            check_program(program, counts)
+        except FuzzFailure as failure:
+            last[:] = [(program, str(failure))]
+            raise
+
+    try:
+        property_holds()
+    except FuzzFailure:
+        program, reason = last[0]
+        saved = save_regression(program, reason) if save else None
+        return FuzzResult(counts, reason, saved)
+    return FuzzResult(counts)

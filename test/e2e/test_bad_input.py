@@ -1,0 +1,111 @@
+"""Bad input: clear errors, and the caller's tensors untouched."""
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+import torch_purity
+from torch_purity import PurityError
+
+BIN = Path(sys.executable).parent
+
+
+def write_row_then_matmul(x, w):
+    x[0].add_(1)
+    return x @ w
+
+
+def assert_untouched(tensors, originals):
+    for tensor, original in zip(tensors, originals):
+        assert torch.equal(tensor, original), "a failed call wrote into the caller's tensor"
+
+
+def test_wrong_number_of_arguments():
+    compiled = torch_purity.compile(write_row_then_matmul)
+    x = torch.randn(3, 4)
+    before = x.clone()
+    with pytest.raises(PurityError, match="cannot take 1 arguments"):
+        compiled(x)
+    assert_untouched([x], [before])
+
+
+def test_shapes_the_program_rejects():
+    compiled = torch_purity.compile(write_row_then_matmul, torch.randn(3, 4), torch.randn(4, 2))
+    x, w = torch.randn(3, 4), torch.randn(5, 2)
+    before = (x.clone(), w.clone())
+    with pytest.raises(PurityError, match="trace failed.*(shape|size|reduction dim)"):
+        compiled(x, w)
+    assert_untouched([x, w], before)
+
+
+def test_dtypes_the_program_rejects():
+    compiled = torch_purity.compile(write_row_then_matmul)
+    x, w = torch.randn(3, 4), torch.randint(0, 3, (4, 2))
+    before = (x.clone(), w.clone())
+    with pytest.raises(PurityError, match="failed on op aten.mm.default at .*test_bad_input.py"):
+        compiled(x, w)
+    assert_untouched([x, w], before)
+
+
+def scale(x, factor, label):
+    return x * factor if label == "scale" else x
+
+
+def test_non_tensor_arguments_are_specialized():
+    compiled = torch_purity.compile(scale)
+    x = torch.randn(3)
+    torch.testing.assert_close(compiled(x, 2.0, "scale"), x * 2.0)
+    torch.testing.assert_close(compiled(x, 3.0, "scale"), x * 3.0)
+    torch.testing.assert_close(compiled(x, 3.0, "other"), x)
+    assert len(compiled.cache) == 3
+
+
+def write_into_expanded(x):
+    x.expand(3, 4).add_(1)
+    return x
+
+
+def write_with_internal_overlap(x):
+    (x + x).unfold(1, 3, 2).abs_()
+    return x
+
+
+def test_program_eager_rejects():
+    x = torch.randn(1, 4)
+    before = x.clone()
+    with pytest.raises(RuntimeError, match="memory location"):
+        write_into_expanded(x.clone())
+    with pytest.raises(PurityError, match="a write through 'torch.aten.expand' would write overlapping memory"):
+        torch_purity.compile(write_into_expanded)(x)
+    assert_untouched([x], [before])
+
+
+def test_write_through_overlapping_unfold_is_refused():
+    # Eager accepts this (abs_ of overlapping windows); Purity refuses it clearly.
+    x = torch.randn(2, 7)
+    before = x.clone()
+    with pytest.raises(PurityError, match="a write through 'torch.aten.unfold'"):
+        torch_purity.compile(write_with_internal_overlap)(x)
+    assert_untouched([x], [before])
+
+
+def test_purity_run_reports_failures_without_traceback(tmp_path):
+    source = tmp_path / "bad.py"
+    source.write_text(
+        "import torch\n"
+        "def program(x):\n    x.expand(3, 4).add_(1)\n    return x\n"
+        "def example_inputs():\n    return (torch.randn(1, 4),)\n"
+    )
+    result = subprocess.run([str(BIN / "purity"), "run", str(source)], capture_output=True, text=True)
+    assert result.returncode == 1
+    assert "purity: error: functional-torch failed on op aten.add_.Tensor at" in result.stderr
+    assert "reproduce with: purity-opt" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_purity_fuzz_reports_counts():
+    result = subprocess.run([str(BIN / "purity"), "fuzz", "--n", "3", "--seed", "5", "--no-save"], capture_output=True, text=True)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "programs" in result.stdout and "failed 0" in result.stdout
