@@ -28,7 +28,7 @@ from torch_mlir import ir
 from ..errors import PurityError
 from ..importer import import_fx, new_context
 from ..passes.function_attrs import dict_entries
-from .iree_runtime import IreeCompileError, LoadedModule, compile_linalg, iree_compile_command
+from .iree_runtime import IreeCompileError, LoadedModule, compile_linalg, iree_compile_command, to_host
 from .lowering import LoweredProgram, lower_to_linalg, write_failing_ir
 
 _TORCH_DTYPES = {
@@ -193,15 +193,31 @@ class CompiledEntry:
     def run(self, args: Sequence[object]):
         convention = self.convention
         tensors = convention.arguments([args[i] for i in self.specialized.tensor_positions])
-        arrays = [_host_array(t) for t in tensors]
+        written = {input_index for _, input_index in convention.written_inputs}
+        arguments, in_place = [], set()
+        for index, tensor in enumerate(tensors):
+            # A written input is handed over as its own memory: the compiled
+            # code writes it through its iree.abi.output tie. Every other
+            # input goes as a copy, since IREE may reuse argument buffers.
+            if index in written and tensor.device.type == "cpu" and tensor.dtype != torch.bfloat16:
+                view = self.module.wrap_in_place(tensor.detach().numpy())
+                if view is not None:
+                    arguments.append(view)
+                    in_place.add(index)
+                    continue
+            arguments.append(_host_array(tensor))
         try:
-            results = self.module(arrays)
-        except Exception as error:  # nothing has been written to the caller's tensors yet
+            results = self.module(arguments)
+        except Exception as error:  # argument checks fail before any write
             raise PurityError("run", f"{type(error).__name__}: {error}") from error
-        values = [_to_torch(r, d) for r, d in zip(results, convention.result_dtypes)]
+
+        def value(result_index: int) -> torch.Tensor:
+            return _to_torch(to_host(results[result_index]), convention.result_dtypes[result_index])
+
         with torch.no_grad():
             for result_index, input_index in convention.written_inputs:
-                tensors[input_index].copy_(values[result_index])
+                if input_index not in in_place:
+                    tensors[input_index].copy_(value(result_index))
             for input_index, layout in convention.metadata_mutations.items():
                 tensors[input_index].as_strided_(layout.sizes, layout.strides, layout.offset)
         outputs = []
@@ -210,7 +226,7 @@ class CompiledEntry:
                 input_index, view = convention.output_views[output]
                 outputs.append(tensors[input_index].as_strided(view.sizes, view.strides, view.offset))
             else:
-                outputs.append(values[result_index])
+                outputs.append(value(result_index))
         spec, constants = self.specialized.output_spec
         leaves, tensor_outputs = [], iter(outputs)
         for index in range(spec.num_leaves):
@@ -226,6 +242,8 @@ def _host_array(tensor: torch.Tensor) -> np.ndarray:
 
 
 def _to_torch(array: np.ndarray, dtype: torch.dtype | None) -> torch.Tensor:
+    # Always a copy: a result may be (a view of) an input's buffer, such as the
+    # caller's tensor handed over in place.
     tensor = torch.from_numpy(np.array(array, copy=True, order="C"))
     return tensor.to(dtype) if dtype is not None and tensor.dtype != dtype else tensor
 

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 import iree.compiler as iree_compiler
 import iree.runtime as iree_runtime
 import numpy as np
+from iree.runtime.array_interop import map_dtype_to_element_type
 
 # IREE demotes f64 to f32 by default; eager computes in f64. Constant-
 # expression hoisting in IREE 3.13 miscompiles small i64 constants (a scatter
@@ -47,16 +48,38 @@ def iree_compile_command(ir_path: str, target: str) -> str:
 
 @dataclass
 class LoadedModule:
-    """A compiled `main`, called with host arrays, returning host arrays."""
+    """A compiled `main` in its own IREE context."""
 
     target: str
     vmfb: bytes
 
     def __post_init__(self) -> None:
-        self._main = iree_runtime.load_vm_flatbuffer(self.vmfb, driver=DRIVERS[self.target]).main
+        self._config = iree_runtime.Config(DRIVERS[self.target])
+        context = iree_runtime.SystemContext(config=self._config)
+        context.add_vm_module(iree_runtime.VmModule.copy_buffer(self._config.vm_instance, self.vmfb))
+        self._main = context.modules.module["main"]
+        self._context = context
 
-    def __call__(self, arrays: list[np.ndarray]) -> list[np.ndarray]:
-        results = self._main(*arrays)
-        if not isinstance(results, (list, tuple)):
-            results = [results]
-        return [np.asarray(r.to_host()) if hasattr(r, "to_host") else np.asarray(r) for r in results]
+    def wrap_in_place(self, array: np.ndarray) -> iree_runtime.HalBufferView | None:
+        """A buffer view over `array`'s own memory (no copy), for an argument
+        the compiled code writes through its `iree.abi.output` tie; None where
+        that is not possible (non-contiguous, unknown element type, GPU)."""
+        element_type = map_dtype_to_element_type(array.dtype)
+        if self.target != "cpu" or element_type is None or not array.flags.c_contiguous or array.size == 0:
+            return None
+        buffer = self._config.device.allocator.import_host_allocation(
+            array,
+            iree_runtime.MemoryType.DEVICE_LOCAL | iree_runtime.MemoryType.HOST_VISIBLE,
+            iree_runtime.BufferUsage.DEFAULT,
+        )
+        return iree_runtime.HalBufferView(buffer, list(array.shape), element_type)
+
+    def __call__(self, arguments: list) -> list:
+        """Calls `main`; returns its results as host arrays, or as None where
+        `keep` (a set of result indices) says the result need not come back."""
+        results = self._main(*arguments)
+        return list(results) if isinstance(results, (list, tuple)) else [results]
+
+
+def to_host(result) -> np.ndarray:
+    return np.asarray(result.to_host()) if hasattr(result, "to_host") else np.asarray(result)
