@@ -327,7 +327,10 @@ class CompiledProgram:
         (module state, then the leaves of the arguments: lists, tuples and
         dicts of tensors are flattened)."""
         state_names, state = self._state()
-        leaves, structure = pytree.tree_flatten([*state, *args])
+        if any(isinstance(a, (list, tuple, dict)) for a in args):
+            leaves, structure = pytree.tree_flatten([*state, *args])
+        else:  # the common case, without pytree's cost on every call
+            leaves, structure = [*state, *args], len(state) + len(args)
         key = (structure, input_signature(leaves))
         entry = self.cache.get(key)
         if entry is None:
@@ -335,6 +338,8 @@ class CompiledProgram:
             program = self._callable(len(state))
 
             def on_leaves(*flat):
+                if isinstance(structure, int):
+                    return program(*flat)
                 return program(*pytree.tree_unflatten(list(flat), structure))
 
             entry = build_entry(on_leaves, leaves, state_names, self.target, self.dump_dir, self.program)
