@@ -82,7 +82,6 @@ class Workload:
 
 
 def workloads(quick: bool) -> list[Workload]:
-    scale = 16 if quick else 1
     params = 5 if quick else 50
     rows_list = (256, 1024, 8192) if quick else (1024, 16384, 131072)
     result = [

@@ -57,6 +57,8 @@ class CallingConvention:
     # Extra trailing arguments: (members, length) of each synthetic base, a
     # 1-d view of the members' storage from its first element.
     synthetic_bases: list[tuple[tuple[int, ...], int]] = field(default_factory=list)
+    # purity-functionalize's records "kind|op|location|target|view chain", for reports.
+    mutations: list[str] = field(default_factory=list)
 
     @classmethod
     def from_value_boundary_ir(cls, text: str) -> CallingConvention:
@@ -67,7 +69,12 @@ class CallingConvention:
             result_attrs = _attr_dicts(function, "res_attrs")
             arg_attrs = _attr_dicts(function, "arg_attrs")
             result_types = [str(t) for t in ir.FunctionType(ir.TypeAttr(function.attributes["function_type"]).value).results]
-        convention = cls([], {}, [], {}, [_dtype_of(t) for t in result_types])
+            mutations = (
+                [ir.StringAttr(a).value for a in ir.ArrayAttr(function.attributes["purity.mutations"])]
+                if "purity.mutations" in function.attributes
+                else []
+            )
+        convention = cls([], {}, [], {}, [_dtype_of(t) for t in result_types], mutations=mutations)
         result_attrs += [{}] * (len(result_types) - len(result_attrs))
         for index, attrs in enumerate(result_attrs):
             if "purity.written_input" in attrs:

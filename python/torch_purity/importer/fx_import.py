@@ -39,7 +39,6 @@ from torch_mlir.ir import (
     DenseI64ArrayAttr,
     DictAttr,
     FunctionType,
-    InsertionPoint,
     IntegerAttr,
     IntegerType,
     Location,
@@ -52,7 +51,7 @@ from torch_mlir.ir import (
 from ..errors import PurityError
 from ..ir_queries import non_value_type, value_type
 from ..ops import METADATA_MUTATIONS
-from .alias_analysis import AliasClasses, analyze_aliases
+from .alias_analysis import analyze_aliases
 from .locations import node_location, op_display_name, register_user_code, source_of
 
 # Function argument attributes written by the importer and read by passes.

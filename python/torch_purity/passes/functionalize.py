@@ -40,9 +40,7 @@ from dataclasses import dataclass, field
 import torch
 from torch_mlir.ir import (
     ArrayAttr,
-    Block,
     DenseI64ArrayAttr,
-    DictAttr,
     FunctionType,
     InsertionPoint,
     IntegerAttr,

@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import re
-
-_RECORDED = re.compile(r'purity\.mutations = \[(.*?)\]\}?', re.DOTALL)
 _IN_PLACE_VIEWS = ("select.int", "slice.Tensor", "narrow", "split", "unbind", "view", "unsqueeze", "squeeze", "alias", "detach")
 
 
@@ -15,22 +12,20 @@ def lowering_of(kind: str, target: str, chain: str) -> str:
         return "on a fresh tensor: no input is affected"
     steps = [s for s in chain.split(" -> ") if s]
     if not steps:
-        return "in place in the compiled code: the whole input is written, as a result tied to its buffer"
+        return "in place: the whole input is written, as a result tied to the caller's tensor"
     if any(s.startswith(("aten.diagonal", "aten.as_strided")) for s in steps):
         return "copy: writes through diagonal/as_strided lower to a gather and select over the whole input"
     if any(s.startswith(("aten.permute", "aten.t", "aten.transpose", "aten.movedim", "aten.numpy_T")) for s in steps):
         return "in place only if the transposes fold: the written region is scattered back through a permutation"
     if all(s.removeprefix("aten.").startswith(_IN_PLACE_VIEWS) for s in steps):
-        return "in place in the compiled code: the written region becomes a tensor.insert_slice into the input's buffer"
+        return "in place: the written region becomes a tensor.insert_slice into the caller's tensor"
     return "scattered back through its views into the input's buffer"
 
 
-def describe_mutations(functional_ir: str, input_names: list[str]) -> list[str]:
-    match = _RECORDED.search(functional_ir)
-    if not match:
-        return []
+def describe_mutations(records: list[str], input_names: list[str]) -> list[str]:
+    """One line per record of purity-functionalize's `purity.mutations`."""
     lines = []
-    for record in re.findall(r'"((?:[^"\\]|\\.)*)"', match.group(1)):
+    for record in records:
         kind, op, where, target, chain = record.split("|", 4)
         shown_target = target
         if target.startswith("argument "):

@@ -76,13 +76,13 @@ def command_run(args: argparse.Namespace) -> int:
     print(f"Purity: {args.file} (target {args.target})")
     stages = ", ".join(f"{name} {seconds * 1e3:.0f} ms" for name, seconds in entry.seconds.items())
     print(f"compiled in {sum(entry.seconds.values()):.2f} s: {stages}")
-    mutations = describe_mutations(entry.lowered.stage_ir[STAGES[0].name], entry.specialized.names)
+    mutations = describe_mutations(entry.convention.mutations, entry.specialized.names)
     print(f"mutations found: {len(mutations)}")
     for line in mutations:
         print(f"  {line}")
     if mutations:
-        print("  (the runtime still hands inputs to IREE as host copies and writes results back: "
-              "the whole-tensor copies at that boundary are not yet removed)")
+        print("  (on the CPU a written input goes to IREE as its own memory and is written in place; "
+              "inputs that are only read still cross as copies)")
 
     report = compare(eager_program, compiled, inputs)
     if isinstance(program, torch.nn.Module):
