@@ -170,12 +170,16 @@ func.func @snapshot_before_write(%x: !torch.tensor<[2],f32>) -> (!torch.vtensor<
 
 // -----
 
-// unbind elements are selects; copy_ becomes the value-semantic aten.copy
-// (broadcast and dtype conversion included).
+// unbind elements are selects; copy_ writes its source converted to the
+// destination's dtype and broadcast to its sizes, without reading the
+// destination (so the written tensor is only the base of the scatter).
 // CHECK-LABEL: func.func @unbind_copy(
-// CHECK: %[[ROW:.*]] = torch.aten.select.int %[[X0:.*]], %[[D:.*]], %[[I:int1.*]] : {{.*}} -> !torch.vtensor<[3],f32>
-// CHECK: %[[NEW:.*]] = torch.aten.copy %[[ROW]], %[[SRC:.*]], %{{.*}} : !torch.vtensor<[3],f32>, !torch.vtensor<[],si64>, !torch.bool -> !torch.vtensor<[3],f32>
-// CHECK: torch.aten.select_scatter %[[X0]], %[[NEW]], %[[D]], %[[I]]
+// CHECK-SAME: %[[X:.*]]: !torch.tensor<[2,3],f32>, %[[SRC:.*]]: !torch.vtensor<[],si64>)
+// CHECK: %[[X0:.*]] = torch.copy.to_vtensor %[[X]]
+// CHECK: %[[F:.*]] = torch.aten.to.dtype %[[SRC]], %int6{{.*}} : !torch.vtensor<[],si64>, {{.*}} -> !torch.vtensor<[],f32>
+// CHECK: %[[NEW:.*]] = torch.aten.broadcast_to %[[F]], %{{.*}} : !torch.vtensor<[],f32>, !torch.list<int> -> !torch.vtensor<[3],f32>
+// CHECK-NOT: torch.aten.select.int
+// CHECK: torch.aten.select_scatter %[[X0]], %[[NEW]], %{{.*}}, %int1
 func.func @unbind_copy(%x: !torch.tensor<[2,3],f32>, %src: !torch.vtensor<[],si64>) -> !torch.none {
   %int0 = torch.constant.int 0
   %false = torch.constant.bool false

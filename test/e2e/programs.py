@@ -621,6 +621,44 @@ def reads_between_writes(x, v):
     return first, second, row.sum()
 
 
+# --- the original value of a written input is still needed -------------------------------
+# (IREE does not order such reads before writes into a tied buffer: no tie here.)
+
+
+@program((64,))
+def original_value_returned_after_write(x):
+    old = x.clone()
+    x.add_(1)
+    return old
+
+
+@program((64,))
+def snapshot_then_zero(x):
+    y = x * 1
+    x.zero_()
+    return y + x
+
+
+@program((64,))
+def shift_right_through_views(x):
+    x[1:].copy_(x[:-1].clone())
+    return x
+
+
+@program((8, 4), (4,))
+def read_row_then_overwrite_it(cache, row):
+    old = cache[3] * 1
+    cache[3] = row
+    return old, cache.sum()
+
+
+@program((64,), (64,))
+def swap_through_copies(x, y):
+    x.copy_(y.flip(0))
+    y.copy_(x.flip(0))
+    return x.sum()
+
+
 # --- models ------------------------------------------------------------------------------
 
 

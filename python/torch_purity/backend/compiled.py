@@ -59,6 +59,8 @@ class CallingConvention:
     synthetic_bases: list[tuple[tuple[int, ...], int]] = field(default_factory=list)
     # purity-functionalize's records "kind|op|location|target|view chain", for reports.
     mutations: list[str] = field(default_factory=list)
+    # Written inputs whose final value IREE stores into their own buffer (iree.abi.output).
+    tied_inputs: set[int] = field(default_factory=set)
 
     @classmethod
     def from_value_boundary_ir(cls, text: str) -> CallingConvention:
@@ -88,6 +90,8 @@ class CallingConvention:
                     ViewGeometry(attrs["purity.view_sizes"], attrs["purity.view_strides"], attrs["purity.view_storage_offset"]),
                 )
         for index, attrs in enumerate(arg_attrs):
+            if "iree.abi.output" in attrs:
+                convention.tied_inputs.add(index)
             if "purity.synthetic_base_of" in attrs:
                 convention.synthetic_bases.append((attrs["purity.synthetic_base_of"], attrs["purity.sizes"][0]))
             if "purity.new_sizes" in attrs:
@@ -107,7 +111,7 @@ def _attr_dicts(function, key: str) -> list[dict[str, object]]:
     if key not in function.attributes:
         return []
     return [
-        {name: _python_value(attr) for name, attr in dict_entries(d).items() if name.startswith("purity.")}
+        {name: _python_value(attr) for name, attr in dict_entries(d).items() if name.startswith(("purity.", "iree.abi."))}
         for d in ir.ArrayAttr(function.attributes[key])
     ]
 
@@ -200,13 +204,12 @@ class CompiledEntry:
     def run(self, args: Sequence[object]):
         convention = self.convention
         tensors = convention.arguments([args[i] for i in self.specialized.tensor_positions])
-        written = {input_index for _, input_index in convention.written_inputs}
         arguments, in_place = [], set()
         for index, tensor in enumerate(tensors):
-            # A written input is handed over as its own memory: the compiled
-            # code writes it through its iree.abi.output tie. Every other
-            # input goes as a copy, since IREE may reuse argument buffers.
-            if index in written and tensor.device.type == "cpu" and tensor.dtype != torch.bfloat16:
+            # A written input tied to its result (iree.abi.output) is handed
+            # over as its own memory and written in place. Every other input
+            # goes as a copy, since IREE may reuse argument buffers.
+            if index in convention.tied_inputs and tensor.device.type == "cpu" and tensor.dtype != torch.bfloat16:
                 view = self.module.wrap_in_place(tensor.detach().numpy())
                 if view is not None:
                     arguments.append(view)

@@ -13,7 +13,12 @@ results, in argument order):
 - the argument carries `iree.abi.output = <result index> : index`, which ties
   the result to the argument's buffer in IREE, so that a write through a view
   (a `tensor.insert_slice` after lowering) is done in place instead of copying
-  the whole tensor.
+  the whole tensor; but only where that is safe. IREE 3.13 does not order
+  other reads of the argument before writes into its tied buffer (measured:
+  `old = x.clone(); x.add_(1); return old` returned the new values), so the
+  tie is added only when every use of the argument's original value is as the
+  base of a `select_scatter` / `slice_scatter` (a row or slice written into
+  it). Otherwise the final value comes back in a buffer of its own.
 """
 
 from __future__ import annotations
@@ -84,7 +89,18 @@ def _expose(function: Operation) -> None:
     for offset, argument_index in enumerate(written):
         result_index = first_new_result + offset
         set_result_attrs(function, result_index, {"purity.written_input": i64_attr(argument_index)})
-        set_arg_attrs(function, argument_index, {"iree.abi.output": IntegerAttr.get(IndexType.get(function.context), result_index)})
+        if _only_written_into(block.arguments[argument_index]):
+            set_arg_attrs(function, argument_index, {"iree.abi.output": IntegerAttr.get(IndexType.get(function.context), result_index)})
+
+
+_IN_PLACE_BASES = ("torch.aten.select_scatter", "torch.aten.slice_scatter")
+
+
+def _only_written_into(argument) -> bool:
+    """Every use of the argument's original value is as the base a region is
+    written into: nothing reads it after its tied buffer starts changing."""
+    uses = list(argument.uses)
+    return bool(uses) and all(use.owner.name in _IN_PLACE_BASES and use.operand_number == 0 for use in uses)
 
 
 def _replace_return(return_op: Operation, results: list) -> None:

@@ -367,8 +367,19 @@ class _FunctionRewriter:
         functional = op_catalog.functional_variant(name, op.context)
         if functional is None:
             raise FunctionalizeError(op.location, f"in-place op '{name}' has no value-semantic variant in the Torch dialect")
-        operands = [self.read(target)] + [self.mapped(v, op) for v in op.operands[1:]]
         written_type = self.types.value_type(op.operands[0].type)
+        if name == "torch.aten.copy_":
+            # What copy_ writes does not depend on the old contents: computing
+            # it from the source alone keeps the written tensor unread, so a
+            # row write stays a pure insert into it.
+            copied = _copied_value(self.mapped(op.operands[1], op), written_type, op.location)
+            if copied is not None:
+                self.write(target, copied, op)
+                for result in op.results:
+                    self.objects[result] = target
+                self.erase.append(op)
+                return
+        operands = [self.read(target)] + [self.mapped(v, op) for v in op.operands[1:]]
         if functional.split(".")[2] in op_catalog.BOOLEAN_RESULT_OPS:
             # `ge` computes booleans; `ge_` stores them in the tensor's own dtype.
             compared = Operation.create(
@@ -472,6 +483,23 @@ class _FunctionRewriter:
 def _with_element_type(tensor_type: Type, element: str) -> Type:
     text = str(tensor_type)
     return Type.parse(text[: text.rindex(",") + 1] + element + ">", tensor_type.context)
+
+
+def _copied_value(source: Value, written_type: Type, location: Location) -> Value | None:
+    """`dst.copy_(source)` as a value of dst's type: source converted to dst's
+    dtype and broadcast to its sizes. None when shapes are not static."""
+    sizes, source_sizes = static_sizes(written_type), static_sizes(source.type)
+    if sizes is None or source_sizes is None:
+        return None
+    element = str(written_type).rsplit(",", 1)[1].rstrip(">")
+    value = source
+    if str(source.type).rsplit(",", 1)[1].rstrip(">") != element:
+        value = _convert_element_type(value, _with_element_type(source.type, element), location)
+    if source_sizes != sizes:
+        value = Operation.create(
+            "torch.aten.broadcast_to", results=[written_type], operands=[value, int_list_constant(sizes)], loc=location
+        ).result
+    return value
 
 
 def _convert_element_type(value: Value, to_type: Type, location: Location) -> Value:
