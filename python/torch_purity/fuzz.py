@@ -18,6 +18,7 @@ is saved as a regression test. A PurityError is an honest "unsupported".
 from __future__ import annotations
 
 import hashlib
+import tempfile
 import textwrap
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -32,6 +33,7 @@ from .checking import compare
 from .errors import PurityError
 
 REGRESSION_DIRECTORY = Path(__file__).resolve().parents[2] / "test" / "e2e" / "fuzz_regressions"
+CURRENT_PROGRAM_FILE = Path(tempfile.gettempdir()) / "purity-fuzz-current-program.py"
 
 
 @dataclass
@@ -167,6 +169,8 @@ def check_program(program: FuzzProgram, counts: FuzzCounts | None = None) -> Non
     """Raises FuzzFailure on any difference from eager or any crash."""
     counts = counts or FuzzCounts()
     counts.programs += 1
+    # If the process dies (a crash in native code), the culprit is here.
+    CURRENT_PROGRAM_FILE.write_text(program.source)
     function, make_inputs = program.load()
     try:
         compiled = purity_compile(function)

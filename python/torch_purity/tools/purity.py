@@ -15,6 +15,8 @@ of every stage is written to DIR.
 `purity fuzz` generates N random aliasing programs, runs each compiled and in
 eager, prints the counts (programs, passed, unsupported, failed) and exits 1
 on a failure, after shrinking it and saving it under test/e2e/fuzz_regressions/.
+The program being checked is always in $TMPDIR/purity-fuzz-current-program.py,
+so a crash of the process leaves its culprit behind.
 """
 
 from __future__ import annotations
