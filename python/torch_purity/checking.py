@@ -21,8 +21,12 @@ def clone_preserving_aliasing(values: Sequence[object]) -> list[object]:
     (and others still do not)."""
     leaves, structure = pytree.tree_flatten(list(values))
     storages: dict[int, torch.Tensor] = {}
+    objects: dict[int, torch.Tensor] = {}  # the same tensor object twice stays one object
     cloned = []
     for value in leaves:
+        if isinstance(value, torch.Tensor) and id(value) in objects:
+            cloned.append(objects[id(value)])
+            continue
         if not isinstance(value, torch.Tensor):
             cloned.append(copy.deepcopy(value))
             continue
@@ -35,6 +39,7 @@ def clone_preserving_aliasing(values: Sequence[object]) -> list[object]:
         base = storages[key]
         view = torch.empty(0, dtype=value.dtype)
         view.set_(base.untyped_storage(), value.storage_offset(), value.shape, value.stride())
+        objects[id(value)] = view
         cloned.append(view)
     return pytree.tree_unflatten(cloned, structure)
 

@@ -203,13 +203,17 @@ def save_regression(program: FuzzProgram, reason: str, directory: Path = REGRESS
 @dataclass
 class FuzzResult:
     counts: FuzzCounts
-    failure: str | None = None
-    saved: Path | None = None
+    failures: list[str] = field(default_factory=list)
+    saved: list[Path] = field(default_factory=list)
+
+    @property
+    def failure(self) -> str | None:
+        return "\n".join(self.failures) if self.failures else None
 
 
 def run_fuzz(examples: int, random_seed: int, save: bool = True) -> FuzzResult:
     counts = FuzzCounts()
-    last: list[tuple[FuzzProgram, str]] = []
+    failing: list[tuple[FuzzProgram, str]] = []
 
     @seed(random_seed)
     @settings(
@@ -223,13 +227,21 @@ def run_fuzz(examples: int, random_seed: int, save: bool = True) -> FuzzResult:
         try:
             check_program(program, counts)
         except FuzzFailure as failure:
-            last[:] = [(program, str(failure))]
+            failing.append((program, str(failure)))
             raise
 
     try:
         property_holds()
     except FuzzFailure:
-        program, reason = last[0]
-        saved = save_regression(program, reason) if save else None
-        return FuzzResult(counts, reason, saved)
-    return FuzzResult(counts)
+        distinct = 1
+    except BaseExceptionGroup as group:  # Hypothesis found several distinct failures
+        distinct = len(group.exceptions)
+    else:
+        return FuzzResult(counts)
+    # Hypothesis replays each shrunk failure last.
+    result = FuzzResult(counts)
+    for program, reason in failing[-distinct:]:
+        result.failures.append(reason)
+        if save:
+            result.saved.append(save_regression(program, reason))
+    return result

@@ -3,24 +3,26 @@
 
 // A tensor and its second row (storage group 0, overlapping), the row
 // written: one synthetic base over the storage, both inputs regenerated as
-// as_strided views of it.
+// views of it (contiguous members: a slice of the base, reshaped).
 // CHECK-LABEL: func.func @row_and_whole(
 // CHECK-SAME: %[[ROW:[^:]*]]: !torch.tensor<[4],f32> {{{.*?}}purity.replaced_by_base = 2 : i64
 // CHECK-SAME: %[[WHOLE:[^:]*]]: !torch.tensor<[2,4],f32> {{{.*?}}purity.replaced_by_base = 2 : i64
 // CHECK-SAME: %[[BASE:[^:]*]]: !torch.tensor<[8],f32> {purity.input = "synthetic-base:0,1", purity.sizes = array<i64: 8>, purity.storage_offset = 0 : i64, purity.strides = array<i64: 1>, purity.synthetic_base_of = array<i64: 0, 1>}
-// CHECK: %[[R:.*]] = torch.aten.as_strided %[[BASE]], %{{.*}}, %{{.*}}, %int4{{[_0-9]*}} {purity.regenerates_input = 0 : i64} : !torch.tensor<[8],f32>, {{.*}} -> !torch.tensor<[4],f32>
-// CHECK: %[[W:.*]] = torch.aten.as_strided %[[BASE]], %{{.*}}, %{{.*}}, %int0{{[_0-9]*}} {purity.regenerates_input = 1 : i64} : !torch.tensor<[8],f32>, {{.*}} -> !torch.tensor<[2,4],f32>
+// CHECK: %[[RS:.*]] = torch.aten.slice.Tensor %[[BASE]], %int0{{[_0-9]*}}, %int4{{[_0-9]*}}, %int8{{[_0-9]*}}, %int1{{[_0-9]*}} : !torch.tensor<[8],f32>, {{.*}} -> !torch.tensor<[4],f32>
+// CHECK: %[[R:.*]] = torch.aten.view %[[RS]], %{{.*}} {purity.regenerates_input = 0 : i64} : {{.*}} -> !torch.tensor<[4],f32>
+// CHECK: %[[WS:.*]] = torch.aten.slice.Tensor %[[BASE]], %int0{{[_0-9]*}}, %int0{{[_0-9]*}}, %int8{{[_0-9]*}}, %int1{{[_0-9]*}}
+// CHECK: %[[W:.*]] = torch.aten.view %[[WS]], %{{.*}} {purity.regenerates_input = 1 : i64} : {{.*}} -> !torch.tensor<[2,4],f32>
 // CHECK: torch.aten.add_.Scalar %[[R]]
 // CHECK: torch.aten.sum %[[W]]
 // A write through the row is seen through the whole tensor, and the base is
 // overwritten once.
 // FUNC-LABEL: func.func @row_and_whole(
 // FUNC: %[[B0:.*]] = torch.copy.to_vtensor %arg2
-// FUNC: %[[ROW:.*]] = torch.aten.as_strided %[[B0]]
-// FUNC: %[[NEWROW:.*]] = torch.aten.add.Scalar %[[ROW]]
-// FUNC: %[[B1:.*]] = torch.aten.as_strided_scatter %[[B0]], %[[NEWROW]]
-// FUNC: %[[WHOLE:.*]] = torch.aten.as_strided %[[B1]]
-// FUNC: torch.aten.sum %[[WHOLE]]
+// FUNC: %[[ROW:.*]] = torch.aten.slice.Tensor %[[B0]]
+// FUNC: %[[NEWROW:.*]] = torch.aten.add.Scalar
+// FUNC: %[[B1:.*]] = torch.aten.slice_scatter %[[B0]]
+// FUNC: %[[WHOLE:.*]] = torch.aten.slice.Tensor %[[B1]]
+// FUNC: torch.aten.sum
 // FUNC: torch.overwrite.tensor.contents %[[B1]] overwrites %arg2
 // FUNC-NOT: overwrites %arg0
 // FUNC-NOT: overwrites %arg1
@@ -82,4 +84,21 @@ func.func @read_only_overlap(
   %int1 = torch.constant.int 1
   %0 = torch.aten.add.Tensor %a, %b, %int1 : !torch.tensor<[3],f32>, !torch.tensor<[3],f32>, !torch.int -> !torch.vtensor<[3],f32>
   return %0 : !torch.vtensor<[3],f32>
+}
+
+// -----
+
+// A tensor and its transpose, one written: a non-contiguous member is
+// regenerated with as_strided.
+// CHECK-LABEL: func.func @tensor_and_transpose(
+// CHECK: torch.aten.slice.Tensor %arg2, {{.*}} -> !torch.tensor<[4],f32>
+// CHECK: torch.aten.view {{.*}} {purity.regenerates_input = 0 : i64}
+// CHECK: torch.aten.as_strided %arg2, {{.*}} {purity.regenerates_input = 1 : i64} : !torch.tensor<[4],f32>, {{.*}} -> !torch.tensor<[2,2],f32>
+func.func @tensor_and_transpose(
+    %a: !torch.tensor<[2,2],f32> {purity.sizes = array<i64: 2, 2>, purity.strides = array<i64: 2, 1>, purity.storage_offset = 0 : i64, purity.storage_group = 0 : i64},
+    %t: !torch.tensor<[2,2],f32> {purity.sizes = array<i64: 2, 2>, purity.strides = array<i64: 1, 2>, purity.storage_offset = 0 : i64, purity.storage_group = 0 : i64}) -> !torch.vtensor<[2,2],f32> {
+  %int1 = torch.constant.int 1
+  %0 = torch.aten.add_.Scalar %a, %int1, %int1 : !torch.tensor<[2,2],f32>, !torch.int, !torch.int -> !torch.tensor<[2,2],f32>
+  %1 = torch.aten.mul.Scalar %t, %int1 : !torch.tensor<[2,2],f32>, !torch.int -> !torch.vtensor<[2,2],f32>
+  return %1 : !torch.vtensor<[2,2],f32>
 }

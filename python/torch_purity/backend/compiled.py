@@ -142,12 +142,16 @@ def _dtype_of(type_text: str) -> torch.dtype | None:
 def input_signature(args: Sequence[object]) -> tuple:
     """What a compiled entry depends on: tensor layouts, storage sharing, other values."""
     storages: dict[int, int] = {}
+    objects: dict[int, int] = {}
     key = []
-    for arg in args:
+    for position, arg in enumerate(args):
         if isinstance(arg, torch.Tensor):
             storage = arg.untyped_storage().data_ptr()
             group = storages.setdefault(storage, len(storages)) if arg.numel() else -1
-            key.append(("tensor", tuple(arg.shape), arg.dtype, arg.stride(), arg.storage_offset(), arg.device.type, group))
+            # The same object twice differs from two views of one storage: a
+            # metadata mutation of one is then seen through the other.
+            same_object_as = objects.setdefault(id(arg), position)
+            key.append(("tensor", tuple(arg.shape), arg.dtype, arg.stride(), arg.storage_offset(), arg.device.type, group, same_object_as))
         else:
             try:
                 hash(arg)

@@ -7,8 +7,10 @@ and one of its rows, overlapping slices, a tensor and its transpose), where
 the data of at least one of them is written, are merged: a new
 argument, the synthetic base, is a 1-d `!torch.tensor` over the storage from
 its first element to the last element any member reaches, and each member's
-uses are replaced by `torch.aten.as_strided(base, sizes, strides, offset)`
-(marked `purity.regenerates_input = <member>`). purity-functionalize then sees
+uses are replaced by a view of the base (marked `purity.regenerates_input =
+<member>`): a contiguous member is a slice of the base reshaped (lowering to
+extract/insert_slice), any other `torch.aten.as_strided(base, sizes, strides,
+offset)` (lowering to gathers). purity-functionalize then sees
 one root: a write through any member is seen through the others, and the base
 is overwritten once at the edge.
 
@@ -207,11 +209,34 @@ def _synthesize(function: Operation) -> None:
             argument = block.arguments[member]
             layout = _layout(function, member)
             with InsertionPoint(first_op), Location.unknown(context):
-                view = Operation.create(
-                    "torch.aten.as_strided",
-                    results=[argument.type],
-                    operands=[base, int_list_constant(list(layout.sizes)), int_list_constant(list(layout.strides)), int_constant(layout.offset)],
-                    attributes={"purity.regenerates_input": i64_attr(member)},
-                )
+                view = _regenerate(base, layout, argument.type, base_type)
+            view.attributes["purity.regenerates_input"] = i64_attr(member)
             argument.replace_all_uses_with(view.result)
             set_arg_attrs(function, member, {"purity.replaced_by_base": i64_attr(base_index)})
+
+
+def _contiguous_strides(sizes: tuple[int, ...]) -> tuple[int, ...]:
+    strides, step = [], 1
+    for size in reversed(sizes):
+        strides.append(step)
+        step *= max(size, 1)
+    return tuple(reversed(strides))
+
+
+def _regenerate(base, layout: Layout, member_type: Type, base_type: Type) -> Operation:
+    """The member as a view of the base: a slice reshaped when the member is
+    contiguous (lowers to insert_slice / extract_slice), as_strided otherwise."""
+    count = int(np.prod(layout.sizes, dtype=np.int64))
+    if all(size == 1 or stride == expected for size, stride, expected in zip(layout.sizes, layout.strides, _contiguous_strides(layout.sizes))):
+        element = _element_type(base_type)
+        piece = Operation.create(
+            "torch.aten.slice.Tensor",
+            results=[Type.parse(f"!torch.tensor<[{count}],{element}>", base_type.context)],
+            operands=[base, int_constant(0), int_constant(layout.offset), int_constant(layout.offset + count), int_constant(1)],
+        ).result
+        return Operation.create("torch.aten.view", results=[member_type], operands=[piece, int_list_constant(list(layout.sizes))])
+    return Operation.create(
+        "torch.aten.as_strided",
+        results=[member_type],
+        operands=[base, int_list_constant(list(layout.sizes)), int_list_constant(list(layout.strides)), int_constant(layout.offset)],
+    )

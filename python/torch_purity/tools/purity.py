@@ -119,16 +119,15 @@ def command_fuzz(args: argparse.Namespace) -> int:
 
     result = run_fuzz(args.n, args.seed, save=not args.no_save)
     counts = result.counts
-    failed = 1 if result.failure else 0
-    print(f"programs {counts.programs}, passed {counts.passed}, unsupported {counts.unsupported}, failed {failed}")
+    print(f"programs {counts.programs}, passed {counts.passed}, unsupported {counts.unsupported}, "
+          f"failed {len(result.failures)}")
     for reason, count in sorted(counts.unsupported_reasons.items(), key=lambda item: -item[1]):
         print(f"  unsupported x{count}: {reason}")
-    if result.failure:
-        print(f"FAILED (shrunk): {result.failure}")
-        if result.saved:
-            print(f"  saved as a regression test: {result.saved}")
-        return 1
-    return 0
+    for failure in result.failures:
+        print(f"FAILED (shrunk): {failure}")
+    for path in result.saved:
+        print(f"  saved as a regression test: {path}")
+    return 1 if result.failures else 0
 
 
 def build_parser() -> argparse.ArgumentParser:
