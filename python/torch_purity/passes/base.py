@@ -13,12 +13,22 @@ import dataclasses
 from dataclasses import dataclass
 from typing import ClassVar, get_type_hints
 
-from torch_mlir.ir import Operation
+from collections.abc import Callable, Iterable
+
+from torch_mlir.ir import Location, Operation
 from torch_mlir.passmanager import PassManager
 
 
 class PassFailed(Exception):
     """Raised inside a pass after it has emitted its diagnostics."""
+
+
+class LocatedPassError(Exception):
+    """A pass cannot handle something at `location`: reported there as an error."""
+
+    def __init__(self, location: Location, message: str) -> None:
+        super().__init__(message)
+        self.location = location
 
 
 class PassOptionError(ValueError):
@@ -34,6 +44,19 @@ class ModulePass:
 
     def apply(self, module: Operation) -> None:
         raise NotImplementedError
+
+    def for_each(self, items: Iterable[object], rewrite: Callable[[object], None]) -> None:
+        """Runs `rewrite` on every item; each LocatedPassError becomes an error
+        diagnostic at its location, and the pass fails after all were tried."""
+        failed = False
+        for item in items:
+            try:
+                rewrite(item)
+            except LocatedPassError as error:
+                error.location.emit_error(f"{self.name}: {error}")
+                failed = True
+        if failed:
+            raise PassFailed()
 
     @classmethod
     def summary(cls) -> str:

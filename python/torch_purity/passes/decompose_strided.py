@@ -29,10 +29,10 @@ from dataclasses import dataclass
 
 import numpy as np
 import torch
-from torch_mlir.ir import DenseElementsAttr, InsertionPoint, IntegerType, Operation, Type, Value
+from torch_mlir.ir import DenseElementsAttr, InsertionPoint, IntegerType, Location, Operation, Type, Value
 
 from ..ir_queries import walk
-from .base import ModulePass, PassFailed
+from .base import LocatedPassError, ModulePass
 from .torch_builders import NotConstant, constant_of, int_constant, int_list_constant, static_sizes
 
 _STRIDED = ("torch.aten.diagonal_scatter", "torch.aten.as_strided_scatter", "torch.aten.as_strided")
@@ -45,24 +45,19 @@ class DecomposeStrided(ModulePass):
     name = "purity-decompose-strided"
 
     def apply(self, module: Operation) -> None:
-        failed = False
-        for op in [o for o in walk(module) if o.operation.name in _STRIDED]:
-            op = op.operation
-            try:
-                with InsertionPoint(op), op.location:
-                    replacement = _decompose(op)
-            except _Unsupported as error:
-                op.location.emit_error(f"purity-decompose-strided: {error}")
-                failed = True
-                continue
-            op.results[0].replace_all_uses_with(replacement)
-            op.erase()
-        if failed:
-            raise PassFailed()
+        self.for_each([o.operation for o in walk(module) if o.operation.name in _STRIDED], _replace)
 
 
-class _Unsupported(Exception):
-    pass
+def _replace(op: Operation) -> None:
+    with InsertionPoint(op), op.location:
+        replacement = _decompose(op)
+    op.results[0].replace_all_uses_with(replacement)
+    op.erase()
+
+
+class _Unsupported(LocatedPassError):
+    def __init__(self, message: str) -> None:
+        super().__init__(Location.current, message)
 
 
 def _view_geometry(op: Operation, base_sizes: list[int]) -> tuple[list[int], list[int], int]:

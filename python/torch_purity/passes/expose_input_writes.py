@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from torch_mlir.ir import FunctionType, IndexType, InsertionPoint, IntegerAttr, Operation, TypeAttr
 
 from ..ir_queries import is_non_value, value_type
-from .base import ModulePass, PassFailed
+from .base import LocatedPassError, ModulePass
 from .function_attrs import function_ops, i64_attr, set_arg_attrs, set_result_attrs
 
 
@@ -39,21 +39,12 @@ class ExposeInputWrites(ModulePass):
     name = "purity-expose-input-writes"
 
     def apply(self, module: Operation) -> None:
-        failed = False
-        for function in function_ops(module):
-            try:
-                _expose(function)
-            except _NotEdgeForm as error:
-                error.op.location.emit_error(f"purity-expose-input-writes: {error}")
-                failed = True
-        if failed:
-            raise PassFailed()
+        self.for_each(function_ops(module), _expose)
 
 
-class _NotEdgeForm(Exception):
+class _NotEdgeForm(LocatedPassError):
     def __init__(self, op: Operation, message: str) -> None:
-        super().__init__(message)
-        self.op = op
+        super().__init__(op.location, message)
 
 
 def _expose(function: Operation) -> None:

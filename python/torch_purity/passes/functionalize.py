@@ -55,7 +55,7 @@ from torch_mlir.ir import (
 
 from .. import ops as op_catalog
 from ..ir_queries import TypeQueries, aten_name, is_non_value, source_location
-from .base import ModulePass, PassFailed
+from .base import LocatedPassError, ModulePass
 from .function_attrs import arg_attr, function_ops, i64_attr, set_arg_attrs, set_result_attrs
 from .torch_builders import NotConstant, constant_of, int_constant, int_list_constant, int_type, static_sizes
 
@@ -101,10 +101,8 @@ class TensorObject:
     chain: list[ViewStep] = field(default_factory=list)
 
 
-class FunctionalizeError(Exception):
-    def __init__(self, location: Location, message: str) -> None:
-        super().__init__(message)
-        self.location = location
+class FunctionalizeError(LocatedPassError):
+    pass
 
 
 # ----------------------------------------------------------------------------
@@ -134,15 +132,7 @@ class Functionalize(ModulePass):
                 gc.enable()
 
     def _apply(self, module: Operation) -> None:
-        failed = False
-        for function in function_ops(module):
-            try:
-                _FunctionRewriter(function, self.record_mutations).run()
-            except FunctionalizeError as error:
-                error.location.emit_error(f"purity-functionalize: {error}")
-                failed = True
-        if failed:
-            raise PassFailed()
+        self.for_each(function_ops(module), lambda function: _FunctionRewriter(function, self.record_mutations).run())
 
 
 class _FunctionRewriter:

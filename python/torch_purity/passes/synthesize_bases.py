@@ -42,7 +42,7 @@ from torch_mlir.ir import (
 
 from .. import ops as op_catalog
 from ..ir_queries import aten_name
-from .base import ModulePass, PassFailed
+from .base import LocatedPassError, ModulePass
 from .function_attrs import arg_attr, function_ops, i64_attr, set_arg_attrs
 from .torch_builders import int_constant, int_list_constant
 
@@ -86,19 +86,7 @@ class SynthesizeBases(ModulePass):
     name = "purity-synthesize-bases"
 
     def apply(self, module: Operation) -> None:
-        failed = False
-        for function in function_ops(module):
-            try:
-                _synthesize(function)
-            except _Unsupported as error:
-                function.location.emit_error(f"purity-synthesize-bases: {error}")
-                failed = True
-        if failed:
-            raise PassFailed()
-
-
-class _Unsupported(Exception):
-    pass
+        self.for_each(function_ops(module), _synthesize)
 
 
 def _layout(function: Operation, index: int) -> Layout | None:
@@ -186,7 +174,9 @@ def _synthesize(function: Operation) -> None:
     for members in groups:
         elements = {_element_type(block.arguments[m].type) for m in members}
         if len(elements) != 1:
-            raise _Unsupported(f"inputs {members} share storage with different dtypes ({', '.join(sorted(elements))})")
+            raise LocatedPassError(
+                function.location, f"inputs {members} share storage with different dtypes ({', '.join(sorted(elements))})"
+            )
         length = max(_layout(function, m).extent()[1] for m in members)
         base_type = Type.parse(f"!torch.tensor<[{length}],{elements.pop()}>", context)
         base = block.add_argument(base_type, Location.unknown(context))
