@@ -42,12 +42,11 @@ func.func @mutated_argument(%a: !torch.tensor<[3],f32>, %b: !torch.tensor<[3],f3
 
 // A write through a chain of views of an argument is scattered back in
 // reverse: the inner select, then the outer slice (with its step).
+// fill_ computes its value without reading the row: full(sizes, value, dtype).
 // CHECK-LABEL: func.func @select_of_strided_slice(
 // CHECK: %[[X0:.*]] = torch.copy.to_vtensor %[[X:.*]] : !torch.vtensor<[6,4],f32>
-// CHECK: %[[S:.*]] = torch.aten.slice.Tensor %[[X0]], %[[INT0:.*]], %[[INT1:.*]], %[[INT6:.*]], %[[INT2:.*]] : {{.*}} -> !torch.vtensor<[3,4],f32>
-// CHECK: %[[ROW:.*]] = torch.aten.select.int %[[S]], %[[INT0]], %[[INT1]] : {{.*}} -> !torch.vtensor<[4],f32>
-// CHECK: %[[NEWROW:.*]] = torch.aten.fill.Scalar %[[ROW]], %{{.*}}
-// CHECK: %[[S2:.*]] = torch.aten.slice.Tensor %[[X0]], %[[INT0]], %[[INT1]], %[[INT6]], %[[INT2]]
+// CHECK: %[[NEWROW:.*]] = torch.aten.full %{{.*}}, %{{.*}}, %int6{{[_0-9]*}}, %{{.*}} -> !torch.vtensor<[4],f32>
+// CHECK: %[[S2:.*]] = torch.aten.slice.Tensor %[[X0]], %[[INT0:.*]], %[[INT1:.*]], %[[INT6:.*]], %[[INT2:.*]] : {{.*}} -> !torch.vtensor<[3,4],f32>
 // CHECK: %[[NEWS:.*]] = torch.aten.select_scatter %[[S2]], %[[NEWROW]], %[[INT0]], %[[INT1]] : {{.*}} -> !torch.vtensor<[3,4],f32>
 // CHECK: %[[NEWX:.*]] = torch.aten.slice_scatter %[[X0]], %[[NEWS]], %[[INT0]], %[[INT1]], %[[INT6]], %[[INT2]] : {{.*}} -> !torch.vtensor<[6,4],f32>
 // CHECK: torch.overwrite.tensor.contents %[[NEWX]] overwrites %[[X]]
@@ -85,9 +84,9 @@ func.func @diagonal_write(%x: !torch.tensor<[3,3],f32>) -> !torch.none {
 
 // as_strided -> as_strided_scatter.
 // CHECK-LABEL: func.func @as_strided_write(
-// CHECK: %[[V:.*]] = torch.aten.as_strided %[[X0:.*]], %[[SIZE:.*]], %[[STRIDE:.*]], %[[OFFSET:.*]] :
-// CHECK: %[[NV:.*]] = torch.aten.zero %[[V]]
-// CHECK: torch.aten.as_strided_scatter %[[X0]], %[[NV]], %[[SIZE]], %[[STRIDE]], %[[OFFSET]] : {{.*}} -> !torch.vtensor<[8],f32>
+// CHECK: %[[X0:.*]] = torch.copy.to_vtensor
+// CHECK: %[[NV:.*]] = torch.aten.full %{{.*}}, %int0{{[_0-9]*}}, %int6{{[_0-9]*}}, {{.*}} -> !torch.vtensor<[2],f32>
+// CHECK: torch.aten.as_strided_scatter %[[X0]], %[[NV]], %[[SIZE:.*]], %[[STRIDE:.*]], %[[OFFSET:.*]] : {{.*}} -> !torch.vtensor<[8],f32>
 func.func @as_strided_write(%x: !torch.tensor<[8],f32>) -> !torch.none {
   %int1 = torch.constant.int 1
   %int2 = torch.constant.int 2
@@ -135,9 +134,8 @@ func.func @reshape_and_permute_writes(%x: !torch.tensor<[2,3],f32>, %y: !torch.t
 // slice_scatter over rows [2, 4). A view taken before the write sees it.
 // CHECK-LABEL: func.func @split_write_seen_by_earlier_view(
 // CHECK: %[[X0:.*]] = torch.copy.to_vtensor
-// CHECK: %[[CHUNK:.*]] = torch.aten.slice.Tensor %[[X0]], %[[D:.*]], %[[START:int2.*]], %[[END:int4.*]], %{{.*}} : {{.*}} -> !torch.vtensor<[2,3],f32>
-// CHECK: %[[NC:.*]] = torch.aten.zero %[[CHUNK]]
-// CHECK: %[[NX:.*]] = torch.aten.slice_scatter %[[X0]], %[[NC]], %[[D]], %[[START]], %[[END]], %{{.*}} : {{.*}} -> !torch.vtensor<[4,3],f32>
+// CHECK: %[[NC:.*]] = torch.aten.full {{.*}} -> !torch.vtensor<[2,3],f32>
+// CHECK: %[[NX:.*]] = torch.aten.slice_scatter %[[X0]], %[[NC]], %{{.*}}, %int2{{[_0-9]*}}, %int4{{[_0-9]*}}, %{{.*}} : {{.*}} -> !torch.vtensor<[4,3],f32>
 // CHECK: %[[T:.*]] = torch.aten.t %[[NX]]
 // CHECK: %[[R:.*]] = torch.aten.sum %[[T]]
 // CHECK: return %[[R]]

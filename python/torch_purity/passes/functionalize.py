@@ -358,17 +358,24 @@ class _FunctionRewriter:
         if functional is None:
             raise FunctionalizeError(op.location, f"in-place op '{name}' has no value-semantic variant in the Torch dialect")
         written_type = self.types.value_type(op.operands[0].type)
-        if name == "torch.aten.copy_":
-            # What copy_ writes does not depend on the old contents: computing
-            # it from the source alone keeps the written tensor unread, so a
-            # row write stays a pure insert into it.
-            copied = _copied_value(self.mapped(op.operands[1], op), written_type, op.location)
-            if copied is not None:
-                self.write(target, copied, op)
-                for result in op.results:
-                    self.objects[result] = target
-                self.erase.append(op)
-                return
+        # What copy_, fill_ and zero_ write does not depend on the old contents:
+        # computing it without reading the tensor keeps a row write a pure
+        # insert into it, and avoids IREE 3.13 miscompiling torch-mlir's fill
+        # lowering (a generic that reads its input and yields a constant:
+        # `x.fill_(3); x.copy_(x.sum())` left x at 3).
+        if name in ("torch.aten.copy_", "torch.aten.fill_.Tensor"):
+            overwritten = _copied_value(self.mapped(op.operands[1], op), written_type, op.location)
+        elif name in ("torch.aten.fill_.Scalar", "torch.aten.zero_"):
+            value = op.operands[1] if name == "torch.aten.fill_.Scalar" else int_constant(0)
+            overwritten = _filled_value(value, written_type, op.location)
+        else:
+            overwritten = None
+        if overwritten is not None:
+            self.write(target, overwritten, op)
+            for result in op.results:
+                self.objects[result] = target
+            self.erase.append(op)
+            return
         operands = [self.read(target)] + [self.mapped(v, op) for v in op.operands[1:]]
         if functional.split(".")[2] in op_catalog.BOOLEAN_RESULT_OPS:
             # `ge` computes booleans; `ge_` stores them in the tensor's own dtype.
@@ -490,6 +497,25 @@ def _copied_value(source: Value, written_type: Type, location: Location) -> Valu
             "torch.aten.broadcast_to", results=[written_type], operands=[value, int_list_constant(sizes)], loc=location
         ).result
     return value
+
+
+def _filled_value(scalar: Value, written_type: Type, location: Location) -> Value | None:
+    """`dst.fill_(scalar)` as a value of dst's type: `full(sizes, scalar, dtype)`."""
+    sizes = static_sizes(written_type)
+    if sizes is None:
+        return None
+    context = written_type.context
+    element = str(written_type).rsplit(",", 1)[1].rstrip(">")
+    none = Operation.create("torch.constant.none", results=[Type.parse("!torch.none", context)], loc=location).result
+    false = Operation.create(
+        "torch.constant.bool", results=[Type.parse("!torch.bool", context)],
+        attributes={"value": IntegerAttr.get(IntegerType.get_signless(1, context), 0)}, loc=location,
+    ).result
+    dtype = int_constant(op_catalog.TORCH_SCALAR_TYPE_CODES[element])
+    return Operation.create(
+        "torch.aten.full", results=[written_type],
+        operands=[int_list_constant(sizes), scalar, dtype, none, none, false], loc=location,
+    ).result
 
 
 def _convert_element_type(value: Value, to_type: Type, location: Location) -> Value:
