@@ -171,3 +171,20 @@ def test_pipeline_failure_names_stage_and_prints_reproducer(tmp_path):
     assert "functional-torch" in message and "purity-opt" in message
     written = list(tmp_path.glob("functional-torch-input-*.mlir"))
     assert written, message
+
+
+def test_iree_copies_host_array_arguments():
+    """The runtime hands read-only inputs to IREE as views of the caller's
+    memory because IREE copies them; this program's compiled code writes its
+    result into the first argument's buffer (design.md), so a view that IREE
+    did not copy would show it."""
+
+    def scatter_row(a, b):
+        return torch.slice_scatter(a, b, 0, 1, 2)
+
+    a, b = torch.zeros(4, 8), torch.ones(1, 8)
+    entry, _ = torch_purity.compile(scatter_row).entry_for(a, b)
+    before = a.clone()
+    results = entry.module([a.numpy(), b.numpy()])
+    assert torch.equal(a, before), "IREE wrote into a host array argument: inputs must be copied again"
+    assert results[0].to_host()[1].tolist() == [1.0] * 8
