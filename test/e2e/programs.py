@@ -659,6 +659,13 @@ def swap_through_copies(x, y):
     return x.sum()
 
 
+@program((2,))
+def constant_float_tensor_times_int(x):
+    # torch-mlir folds full(3.0) * -2 wrongly when -2 stays an integer Scalar.
+    t = torch.full((2,), 3.0)
+    return t * -2 + x, torch.ones(2).add(5, alpha=2) - x
+
+
 # --- models ------------------------------------------------------------------------------
 
 

@@ -262,6 +262,7 @@ class _MutableGraphNodeImporter(tm_fx.GraphNodeImporter):
             return
         node = canonical
         target = _scalar_overload(node)
+        arguments = _float_scalars_for_float_tensors(node, target)
         functional = out_variant_functional(target)
         if functional is not None and not self._c.is_registered_operation(mlir_op_name(target)):
             return self._import_out_variant(loc, node, functional)
@@ -291,7 +292,7 @@ class _MutableGraphNodeImporter(tm_fx.GraphNodeImporter):
         result_types = self._result_types(node, schema)
         if len(result_types) > 1:
             self._multi_result_nodes.add(node)
-        operands = self._import_operands(loc, node, schema)
+        operands = self._import_operands(loc, node, schema, arguments)
         if any(p.alias_info is not None and p.alias_info.is_write for p in schema.arguments):
             # The dialect's in-place and out= ops take only non-value tensors.
             operands = [_as_non_value(v, loc) for v in operands]
@@ -338,12 +339,14 @@ class _MutableGraphNodeImporter(tm_fx.GraphNodeImporter):
             )
         self.bind_node_value(node, copy.result)
 
-    def _import_operands(self, loc: Location, node: fx.Node, schema) -> list:
-        """One operand per schema argument: given positionally, by keyword, or defaulted."""
+    def _import_operands(self, loc: Location, node: fx.Node, schema, arguments: tuple | None = None) -> list:
+        """One operand per schema argument: given positionally (`arguments`,
+        node.args by default), by keyword, or defaulted."""
+        arguments = node.args if arguments is None else arguments
         operands = []
         for index, parameter in enumerate(schema.arguments):
-            if index < len(node.args):
-                operands.append(self._import_argument(loc, node.args[index], parameter.type))
+            if index < len(arguments):
+                operands.append(self._import_argument(loc, arguments[index], parameter.type))
             elif parameter.name in node.kwargs:
                 operands.append(self._import_argument(loc, node.kwargs[parameter.name], parameter.type))
             else:
@@ -416,6 +419,27 @@ def _scalar_overload(node: fx.Node) -> torch._ops.OpOverload:
     ):
         return getattr(target.overloadpacket, "Scalar", target)
     return target
+
+
+def _float_scalars_for_float_tensors(node: fx.Node, target: torch._ops.OpOverload) -> tuple:
+    """The node's positional arguments, with `x * 2` on a float tensor taking
+    its Scalar operand as 2.0: the same value, and torch-mlir's folders
+    mishandle an integer Scalar applied to a constant float tensor
+    (`full(3.0) * -2` folded to 5.5e19)."""
+    first = node.args[0] if node.args else None
+    value = first.meta.get("val") if isinstance(first, fx.Node) else None
+    if not isinstance(value, torch.Tensor) or not value.dtype.is_floating_point:
+        return node.args
+    parameters = target._schema.arguments
+    return tuple(
+        float(argument)
+        if index < len(parameters)
+        and isinstance(parameters[index].type, torch.NumberType)
+        and isinstance(argument, int)
+        and not isinstance(argument, bool)
+        else argument
+        for index, argument in enumerate(node.args)
+    )
 
 
 def _as_non_value(value, loc: Location):
