@@ -88,17 +88,37 @@ func.func @read_only_overlap(
 
 // -----
 
-// A tensor and its transpose, one written: a non-contiguous member is
-// regenerated with as_strided.
+// A tensor and its transpose, one written: the transposed member is a
+// slice of the base, reshaped, then permuted back (no as_strided).
 // CHECK-LABEL: func.func @tensor_and_transpose(
 // CHECK: torch.aten.slice.Tensor %arg2, {{.*}} -> !torch.tensor<[4],f32>
 // CHECK: torch.aten.view {{.*}} {purity.regenerates_input = 0 : i64}
-// CHECK: torch.aten.as_strided %arg2, {{.*}} {purity.regenerates_input = 1 : i64} : !torch.tensor<[4],f32>, {{.*}} -> !torch.tensor<[2,2],f32>
+// CHECK: %[[S:.*]] = torch.aten.slice.Tensor %arg2, {{.*}} -> !torch.tensor<[4],f32>
+// CHECK: %[[B:.*]] = torch.aten.view %[[S]], {{.*}} -> !torch.tensor<[2,2],f32>
+// CHECK: torch.aten.permute %[[B]], {{.*}} {purity.regenerates_input = 1 : i64} : !torch.tensor<[2,2],f32>, !torch.list<int> -> !torch.tensor<[2,2],f32>
+// CHECK-NOT: torch.aten.as_strided
+
+
 func.func @tensor_and_transpose(
     %a: !torch.tensor<[2,2],f32> {purity.sizes = array<i64: 2, 2>, purity.strides = array<i64: 2, 1>, purity.storage_offset = 0 : i64, purity.storage_group = 0 : i64},
     %t: !torch.tensor<[2,2],f32> {purity.sizes = array<i64: 2, 2>, purity.strides = array<i64: 1, 2>, purity.storage_offset = 0 : i64, purity.storage_group = 0 : i64}) -> !torch.vtensor<[2,2],f32> {
   %int1 = torch.constant.int 1
   %0 = torch.aten.add_.Scalar %a, %int1, %int1 : !torch.tensor<[2,2],f32>, !torch.int, !torch.int -> !torch.tensor<[2,2],f32>
   %1 = torch.aten.mul.Scalar %t, %int1 : !torch.tensor<[2,2],f32>, !torch.int -> !torch.vtensor<[2,2],f32>
+  return %1 : !torch.vtensor<[2,2],f32>
+}
+
+// -----
+
+// Interleaved overlapping rows (stride 1 over 2 elements, offsets 0 and 1)
+// are not a permutation of a contiguous block: as_strided.
+// CHECK-LABEL: func.func @overlapping_windows(
+// CHECK: torch.aten.as_strided %arg2, {{.*}} {purity.regenerates_input = 1 : i64}
+func.func @overlapping_windows(
+    %a: !torch.tensor<[2,2],f32> {purity.sizes = array<i64: 2, 2>, purity.strides = array<i64: 2, 1>, purity.storage_offset = 0 : i64, purity.storage_group = 0 : i64},
+    %w: !torch.tensor<[2,2],f32> {purity.sizes = array<i64: 2, 2>, purity.strides = array<i64: 1, 1>, purity.storage_offset = 0 : i64, purity.storage_group = 0 : i64}) -> !torch.vtensor<[2,2],f32> {
+  %int1 = torch.constant.int 1
+  %0 = torch.aten.add_.Scalar %a, %int1, %int1 : !torch.tensor<[2,2],f32>, !torch.int, !torch.int -> !torch.tensor<[2,2],f32>
+  %1 = torch.aten.mul.Scalar %w, %int1 : !torch.tensor<[2,2],f32>, !torch.int -> !torch.vtensor<[2,2],f32>
   return %1 : !torch.vtensor<[2,2],f32>
 }

@@ -217,14 +217,28 @@ def _regenerate(base, layout: Layout, member_type: Type, base_type: Type) -> Ope
     """The member as a view of the base: a slice reshaped when the member is
     contiguous (lowers to insert_slice / extract_slice), as_strided otherwise."""
     count = int(np.prod(layout.sizes, dtype=np.int64))
-    if all(size == 1 or stride == expected for size, stride, expected in zip(layout.sizes, layout.strides, _contiguous_strides(layout.sizes))):
+    # A member that is a permutation of a contiguous block (a transpose) is a
+    # slice, reshaped, then permuted: no as_strided, whose gathers IREE 3.13
+    # miscompiled in fuzzed programs.
+    order = sorted(range(len(layout.sizes)), key=lambda d: (-layout.strides[d], d))
+    sizes = tuple(layout.sizes[d] for d in order)
+    strides = tuple(layout.strides[d] for d in order)
+    if all(size == 1 or stride == expected for size, stride, expected in zip(sizes, strides, _contiguous_strides(sizes))):
         element = _element_type(base_type)
+        context = base_type.context
         piece = Operation.create(
             "torch.aten.slice.Tensor",
-            results=[Type.parse(f"!torch.tensor<[{count}],{element}>", base_type.context)],
+            results=[Type.parse(f"!torch.tensor<[{count}],{element}>", context)],
             operands=[base, int_constant(0), int_constant(layout.offset), int_constant(layout.offset + count), int_constant(1)],
         ).result
-        return Operation.create("torch.aten.view", results=[member_type], operands=[piece, int_list_constant(list(layout.sizes))])
+        if list(order) == list(range(len(order))):
+            return Operation.create("torch.aten.view", results=[member_type], operands=[piece, int_list_constant(list(layout.sizes))])
+        block_type = Type.parse(f"!torch.tensor<[{','.join(str(d) for d in sizes)}],{element}>", context)
+        block = Operation.create("torch.aten.view", results=[block_type], operands=[piece, int_list_constant(list(sizes))]).result
+        inverse = [0] * len(order)
+        for position, dimension in enumerate(order):
+            inverse[dimension] = position
+        return Operation.create("torch.aten.permute", results=[member_type], operands=[block, int_list_constant(inverse)])
     return Operation.create(
         "torch.aten.as_strided",
         results=[member_type],
