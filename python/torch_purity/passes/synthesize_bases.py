@@ -9,8 +9,9 @@ argument, the synthetic base, is a 1-d `!torch.tensor` over the storage from
 its first element to the last element any member reaches, and each member's
 uses are replaced by a view of the base (marked `purity.regenerates_input =
 <member>`): a contiguous member is a slice of the base reshaped (lowering to
-extract/insert_slice), any other `torch.aten.as_strided(base, sizes, strides,
-offset)` (lowering to gathers). purity-functionalize then sees
+extract/insert_slice), a permuted one (a transpose) that slice permuted, any
+other `torch.aten.as_strided(base, sizes, strides, offset)` (lowering to
+gathers). purity-functionalize then sees
 one root: a write through any member is seen through the others, and the base
 is overwritten once at the edge.
 
