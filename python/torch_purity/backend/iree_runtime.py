@@ -88,8 +88,7 @@ class LoadedModule:
         return iree_runtime.HalBufferView(buffer, list(array.shape), element_type)
 
     def __call__(self, arguments: list) -> list:
-        """Calls `main`; returns its results as host arrays, or as None where
-        `keep` (a set of result indices) says the result need not come back."""
+        """Calls `main` and returns its results (IREE device arrays)."""
         results = self._main(*arguments)
         return list(results) if isinstance(results, (list, tuple)) else [results]
 
