@@ -39,7 +39,11 @@ STAGES: tuple[Stage, ...] = (
         "each written argument's final value is an extra result tied to it (iree.abi.output)",
     ),
     Stage("torch-backend", ("torch-function-to-torch-backend-pipeline",), "torch-mlir's backend contract"),
-    Stage("linalg", ("torch-backend-to-linalg-on-tensors-backend-pipeline",), "linalg-on-tensors"),
+    Stage(
+        "linalg",
+        ("torch-backend-to-linalg-on-tensors-backend-pipeline", "purity-isolate-results"),
+        "linalg-on-tensors; returned values that are also updated in place pass through a barrier for IREE",
+    ),
 )
 
 PIPELINES: dict[str, tuple[str, ...]] = {

@@ -675,6 +675,19 @@ def overwrite_input_that_starts_inside_its_storage(x1, x2):
     return x2 + 0
 
 
+@program((3, 2), (2,))
+def written_intermediate_equal_to_another_output(x, row):
+    # CSE merges `b` into `a`'s source; IREE 3.13 elided the copy the writes
+    # need and returned `b` with them (purity-isolate-results).
+    a = x * 2 + x.sum()
+    a[0] = row
+    a[1].fill_(7.0)
+    a.index_put_((torch.tensor([2]),), torch.tensor(1.5), accumulate=True)
+    b = x * 2 + x.sum()
+    x.add_(1.5)
+    return a, b
+
+
 # --- models ------------------------------------------------------------------------------
 
 

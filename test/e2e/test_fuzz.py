@@ -10,10 +10,7 @@ from torch_purity.fuzz import FuzzProgram, check_program, run_fuzz
 REGRESSIONS = sorted((Path(__file__).parent / "fuzz_regressions").glob("case_*.py"))
 
 # Wrong answers the fuzzer found that are not fixed yet: strict, so a fix shows.
-KNOWN_WRONG = {
-    "case_bb455373edac": "open: after CSE, IREE 3.13 updates a tensor in place with a scatter (index_put) "
-    "while another output shares it",
-}
+KNOWN_WRONG: dict[str, str] = {}
 
 
 def test_bounded_fuzz_run():

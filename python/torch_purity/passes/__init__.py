@@ -15,6 +15,7 @@ _PASS_MODULES: dict[str, tuple[str, str]] = {
     "purity-functionalize": ("functionalize", "Functionalize"),
     "purity-decompose-strided": ("decompose_strided", "DecomposeStrided"),
     "purity-expose-input-writes": ("expose_input_writes", "ExposeInputWrites"),
+    "purity-isolate-results": ("isolate_results", "IsolateResults"),
 }
 
 

@@ -153,8 +153,18 @@ class ChunkResult:
     diagnostics: list[Diagnostic]
 
 
+def load_lowering_dialects(context: ir.Context) -> None:
+    """Loads tm_tensor, which torch-mlir registers only as a dependent dialect
+    of its lowering, so that linalg-stage IR (index_put_ becomes
+    tm_tensor.scatter) parses as input too."""
+    with context:
+        empty = ir.Module.parse("module {}")
+        PassManager.parse("builtin.module(func.func(convert-torch-to-tmtensor))").run(empty.operation)
+
+
 def run_chunk(text: str, invocation: Invocation, source_name: str, line_offset: int) -> ChunkResult:
     context = new_context()
+    load_lowering_dialects(context)
     context.allow_unregistered_dialects = "allow-unregistered-dialect" in invocation.flags
     collected: list[Diagnostic] = []
 

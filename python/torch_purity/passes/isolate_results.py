@@ -1,0 +1,72 @@
+"""purity-isolate-results: a returned tensor that is also updated in place gets a buffer of its own in IREE.
+
+Runs on linalg-on-tensors, last before IREE. When a function returns a value
+that is also the destination of an in-place update (a `tm_tensor.scatter`
+from `index_put_`, a `tensor.insert_slice` from a row write, ...), value
+semantics require the update to work on a copy. IREE 3.13 inserts that copy
+and then elides it while keeping the export of the returned value unordered
+with the update (ElideAsyncCopies + ScheduleConcurrency), so the returned
+tensor shows the write. Measured: `f0 = x*2 + x.sum(); f0[0] = 2;
+f2 = x*2 + x.sum(); return f0, f2` returned `f2` with row 0 written, once CSE
+had merged `f2` into `f0`'s source.
+
+The pass passes every returned value that has other uses through
+`util.optimization_barrier` (an IREE op, written here in generic form since
+torch-mlir's context does not register IREE's dialects). The barrier keeps the
+returned value and the update's destination apart, so IREE orders the copy
+before the update. Left alone: values whose only use is the return (no
+update can touch them), and results tied to an argument's buffer
+(`iree.abi.output`): there IREE orders the update correctly, and a barrier
+would cost a whole-tensor copy into the argument (measured on a row write
+followed by a read of the cache).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from torch_mlir.ir import InsertionPoint, IntegerAttr, Operation, OpResult
+
+from .base import ModulePass
+from .function_attrs import arg_attr, function_ops, function_type
+
+BARRIER = "util.optimization_barrier"
+
+
+@dataclass(frozen=True)
+class IsolateResults(ModulePass):
+    """Passes each returned value that has other uses through util.optimization_barrier (IREE copy-elision workaround)."""
+
+    name = "purity-isolate-results"
+
+    def apply(self, module: Operation) -> None:
+        # The barrier belongs to IREE's util dialect, unknown to torch-mlir.
+        module.context.allow_unregistered_dialects = True
+        for function in function_ops(module):
+            _isolate(function)
+
+
+def _isolate(function: Operation) -> None:
+    block = function.regions[0].blocks[0]
+    return_op = block.operations[len(block.operations) - 1].operation
+    tied = _tied_result_indices(function)
+    isolated: dict[object, object] = {}
+    for index, value in enumerate(list(return_op.operands)):
+        if index in tied or not isinstance(value, OpResult) or value.owner.name == BARRIER:
+            continue
+        if all(use.owner == return_op for use in value.uses):
+            continue
+        if value not in isolated:
+            with InsertionPoint(return_op), return_op.location:
+                barrier = Operation.create(BARRIER, results=[value.type], operands=[value])
+            isolated[value] = barrier.results[0]
+        return_op.operands[index] = isolated[value]
+
+
+def _tied_result_indices(function: Operation) -> set[int]:
+    tied = set()
+    for index in range(len(function_type(function).inputs)):
+        output = arg_attr(function, index, "iree.abi.output")
+        if output is not None:
+            tied.add(IntegerAttr(output).value)
+    return tied

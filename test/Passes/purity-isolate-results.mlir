@@ -1,0 +1,69 @@
+// RUN: purity-opt %s --purity-isolate-results --split-input-file --allow-unregistered-dialect | filecheck %s
+
+// A value returned and also scattered into (index_put_ on a tensor that CSE
+// merged with another output): the returned value goes through a barrier, the
+// scatter keeps the original value as its destination.
+// CHECK-LABEL: func.func @returned_and_scattered(
+// CHECK: %[[SUM:.*]] = linalg.generic
+// CHECK: %[[SCATTERED:.*]] = tm_tensor.scatter {{.*}} outs(%[[SUM]] : tensor<2x2xf32>)
+// CHECK: %[[KEPT:.*]] = "util.optimization_barrier"(%[[SUM]]) : (tensor<2x2xf32>) -> tensor<2x2xf32>
+// CHECK-NEXT: return %[[SCATTERED]], %[[KEPT]] : tensor<2x2xf32>, tensor<2x2xf32>
+#map = affine_map<(d0, d1) -> (d0, d1)>
+func.func @returned_and_scattered(%x: tensor<2x2xf32>, %updates: tensor<1x1x2xf32>, %indices: tensor<1x1xi64>) -> (tensor<2x2xf32>, tensor<2x2xf32>) {
+  %empty = tensor.empty() : tensor<2x2xf32>
+  %sum = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel"]} ins(%x : tensor<2x2xf32>) outs(%empty : tensor<2x2xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %doubled = arith.addf %in, %in : f32
+    linalg.yield %doubled : f32
+  } -> tensor<2x2xf32>
+  %scattered = tm_tensor.scatter {dimension_map = array<i64: 0>} unique_indices(true) ins(%updates, %indices : tensor<1x1x2xf32>, tensor<1x1xi64>) outs(%sum : tensor<2x2xf32>) {
+  ^bb0(%new: f32, %old: f32):
+    tm_tensor.yield %new : f32
+  } -> tensor<2x2xf32>
+  return %scattered, %sum : tensor<2x2xf32>, tensor<2x2xf32>
+}
+
+// -----
+
+// A row written into a returned value (tensor.insert_slice), the same value
+// returned twice: one barrier serves both results.
+// CHECK-LABEL: func.func @returned_twice_and_written(
+// CHECK-SAME: %[[X:.*]]: tensor<4x3xf32>, %[[ROW:.*]]: tensor<1x3xf32>)
+// CHECK: %[[DOUBLED:.*]] = arith.addf %[[X]], %[[X]]
+// CHECK: %[[WRITTEN:.*]] = tensor.insert_slice %[[ROW]] into %[[DOUBLED]]
+// CHECK: %[[KEPT:.*]] = "util.optimization_barrier"(%[[DOUBLED]])
+// CHECK-NOT: util.optimization_barrier
+// CHECK: return %[[WRITTEN]], %[[KEPT]], %[[KEPT]]
+func.func @returned_twice_and_written(%x: tensor<4x3xf32>, %row: tensor<1x3xf32>) -> (tensor<4x3xf32>, tensor<4x3xf32>, tensor<4x3xf32>) {
+  %doubled = arith.addf %x, %x : tensor<4x3xf32>
+  %written = tensor.insert_slice %row into %doubled[0, 0] [1, 3] [1, 1] : tensor<1x3xf32> into tensor<4x3xf32>
+  return %written, %doubled, %doubled : tensor<4x3xf32>, tensor<4x3xf32>, tensor<4x3xf32>
+}
+
+// -----
+
+// Nothing to do: a result used only by the return, an argument returned as
+// it is, and a result tied to its argument's buffer (iree.abi.output) even
+// though it is read again: a barrier there would cost a copy into the
+// argument.
+// CHECK-LABEL: func.func @left_alone(
+// CHECK-NOT: util.optimization_barrier
+// CHECK: return
+func.func @left_alone(%cache: tensor<4x3xf32> {iree.abi.output = 2 : index}, %row: tensor<1x3xf32>) -> (tensor<4x3xf32>, tensor<4x3xf32>, tensor<4x3xf32>) {
+  %written = tensor.insert_slice %row into %cache[1, 0] [1, 3] [1, 1] : tensor<1x3xf32> into tensor<4x3xf32>
+  %doubled = arith.addf %written, %written : tensor<4x3xf32>
+  return %doubled, %cache, %written : tensor<4x3xf32>, tensor<4x3xf32>, tensor<4x3xf32>
+}
+
+// -----
+
+// Idempotent: a value already behind a barrier is not wrapped again.
+// CHECK-LABEL: func.func @already_isolated(
+// CHECK-COUNT-1: util.optimization_barrier
+// CHECK-NOT: util.optimization_barrier
+func.func @already_isolated(%x: tensor<3xf32>, %row: tensor<1xf32>) -> (tensor<3xf32>, tensor<3xf32>) {
+  %doubled = arith.addf %x, %x : tensor<3xf32>
+  %written = tensor.insert_slice %row into %doubled[0] [1] [1] : tensor<1xf32> into tensor<3xf32>
+  %kept = "util.optimization_barrier"(%doubled) : (tensor<3xf32>) -> tensor<3xf32>
+  return %written, %kept : tensor<3xf32>, tensor<3xf32>
+}
