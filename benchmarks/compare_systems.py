@@ -246,7 +246,7 @@ def write_outputs(results: list[Result], out: Path) -> None:
     import matplotlib.pyplot as plt
 
     names = list(dict.fromkeys(r.workload for r in results))
-    systems = list(SYSTEMS)
+    systems = [s for s in SYSTEMS if any(r.system == s for r in results)]
     figure, axis = plt.subplots(figsize=(12, 5))
     width = 0.8 / len(systems)
     for index, system in enumerate(systems):

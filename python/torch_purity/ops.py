@@ -60,6 +60,20 @@ BOOLEAN_RESULT_OPS = frozenset(
     {"eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or", "logical_xor", "logical_not", "isnan", "isinf"}
 )
 
+# Value-semantic Torch ops computing each result element from the operand
+# elements at the same index (when the shapes agree): an input they read can be
+# overwritten in place by their result. Kept small: what optimizer updates and
+# activations use.
+POINTWISE_OPS = frozenset(
+    "torch.aten." + name
+    for name in (
+        "add.Tensor", "add.Scalar", "sub.Tensor", "sub.Scalar", "rsub.Scalar", "mul.Tensor", "mul.Scalar",
+        "div.Tensor", "div.Scalar", "addcmul", "addcdiv", "lerp.Scalar", "lerp.Tensor", "neg", "abs", "sqrt",
+        "rsqrt", "reciprocal", "exp", "log", "tanh", "sigmoid", "relu", "sign", "pow.Tensor_Scalar",
+        "clamp", "clamp_min", "clamp_max", "maximum", "minimum", "where.self",
+    )
+)
+
 # c10::ScalarType codes of Torch-dialect element types, as torch.aten.to.dtype takes them.
 TORCH_SCALAR_TYPE_CODES = {
     "ui8": 0, "si8": 1, "si16": 2, "si32": 3, "si64": 4, "f16": 5, "f32": 6, "f64": 7, "i1": 11, "bf16": 15,

@@ -4,7 +4,7 @@
 // is a tensor.insert_slice into the argument, returned as a result tied to
 // the argument's buffer (iree.abi.output), so IREE writes the row in place.
 // CHECK-LABEL: func.func @write_row(
-// CHECK-SAME: %[[CACHE:.*]]: tensor<8x4xf32> {iree.abi.output = 1 : index}, %[[ROW:.*]]: tensor<4xf32>)
+// CHECK-SAME: %[[CACHE:.*]]: tensor<8x4xf32> {iree.abi.output = 1 : index}, %[[ROW:.*]]: tensor<4xf32> {purity.unwritten})
 // CHECK-SAME: -> (tensor<f32>, tensor<8x4xf32> {purity.written_input = 0 : i64})
 // CHECK: %[[EXPANDED:.*]] = tensor.expand_shape %[[ROW]]
 // CHECK: %[[NEW:.*]] = tensor.insert_slice %[[EXPANDED]] into %[[CACHE]][3, 0] [1, 4] [1, 1] : tensor<1x4xf32> into tensor<8x4xf32>

@@ -28,7 +28,7 @@ from torch_mlir import ir
 from ..errors import PurityError
 from ..importer import import_fx, new_context
 from ..passes.function_attrs import dict_entries
-from .iree_runtime import IreeCompileError, LoadedModule, compile_linalg, iree_compile_command, to_host
+from .iree_runtime import HostResults, IreeCompileError, LoadedModule, compile_linalg, iree_compile_command, to_host
 from .lowering import LoweredProgram, lower_to_linalg, write_failing_ir
 
 _TORCH_DTYPES = {
@@ -61,6 +61,8 @@ class CallingConvention:
     mutations: list[str] = field(default_factory=list)
     # Written inputs whose final value IREE stores into their own buffer (iree.abi.output).
     tied_inputs: set[int] = field(default_factory=set)
+    # Arguments the compiled code only reads (purity.unwritten, from the linalg IR).
+    unwritten_inputs: set[int] = field(default_factory=set)
 
     @classmethod
     def from_value_boundary_ir(cls, text: str) -> CallingConvention:
@@ -140,10 +142,14 @@ def _dtype_of(type_text: str) -> torch.dtype | None:
 
 
 def input_signature(args: Sequence[object]) -> tuple:
-    """What a compiled entry depends on: tensor layouts, storage sharing, other values."""
+    """What a compiled entry depends on: tensor layouts, storage sharing, other values.
+
+    Runs on every call, so it reads only cheap attributes (about 0.5 µs per
+    tensor; `benchmarks/guard_cost.py`)."""
     storages: dict[int, int] = {}
     objects: dict[int, int] = {}
-    key = []
+    key: list[object] = []
+    append = key.append
     for position, arg in enumerate(args):
         if isinstance(arg, torch.Tensor):
             storage = arg.untyped_storage().data_ptr()
@@ -151,13 +157,13 @@ def input_signature(args: Sequence[object]) -> tuple:
             # The same object twice differs from two views of one storage: a
             # metadata mutation of one is then seen through the other.
             same_object_as = objects.setdefault(id(arg), position)
-            key.append(("tensor", tuple(arg.shape), arg.dtype, arg.stride(), arg.storage_offset(), arg.device.type, group, same_object_as))
+            append((arg.shape, arg.dtype, arg.stride(), arg.storage_offset(), arg.device, group, same_object_as))
         else:
             try:
                 hash(arg)
-                key.append(("value", type(arg), arg))
+                append(("value", type(arg), arg))
             except TypeError:
-                key.append(("value", type(arg), repr(arg)))
+                append(("value", type(arg), repr(arg)))
     return tuple(key)
 
 
@@ -205,48 +211,109 @@ class CompiledEntry:
     mutable_ir: str
     seconds: dict[str, float]
 
+    # Per input slot: (data_ptr, buffer view over the caller's memory) of the
+    # last call, reused while the same memory comes again. Holding the view
+    # keeps that tensor's storage alive until another tensor takes the slot.
+    imports: dict[int, tuple[int, object]] = field(default_factory=dict)
+    zero_copy_inputs: set[int] | None = None
+    output_form: str | None = None  # "leaf", "tuple" or "tree", found on the first call
+
     def run(self, args: Sequence[object]):
         convention = self.convention
         tensors = convention.arguments([args[i] for i in self.specialized.tensor_positions])
-        arguments, in_place = [], set()
-        for index, tensor in enumerate(tensors):
-            # A written input tied to its result (iree.abi.output) is handed
-            # over as its own memory and written in place. Every other input
-            # goes as a copy, since IREE may reuse argument buffers.
-            if index in convention.tied_inputs and tensor.device.type == "cpu" and tensor.dtype != torch.bfloat16:
-                view = self.module.wrap_in_place(tensor.detach().numpy())
-                if view is not None:
-                    arguments.append(view)
-                    in_place.add(index)
-                    continue
-            arguments.append(_host_array(tensor))
         try:
-            results = self.module(arguments)
+            if self.module.target == "cpu":
+                results, in_place = self._invoke_on_host(tensors)
+            else:
+                results, in_place = self._invoke_generic(tensors)
+        except PurityError:
+            raise
         except Exception as error:  # argument checks fail before any write
             raise PurityError("run", f"{type(error).__name__}: {error}") from error
 
-        def value(result_index: int) -> torch.Tensor:
-            return _to_torch(to_host(results[result_index]), convention.result_dtypes[result_index])
-
-        with torch.no_grad():
-            for result_index, input_index in convention.written_inputs:
-                if input_index not in in_place:
+        copied_back = [(r, i) for r, i in convention.written_inputs if i not in in_place]
+        if copied_back or convention.metadata_mutations:
+            with torch.no_grad():
+                for result_index, input_index in copied_back:
                     # Straight from IREE's buffer into the caller's tensor: one copy.
-                    tensors[input_index].copy_(torch.from_numpy(to_host(results[result_index])))
-            for input_index, layout in convention.metadata_mutations.items():
-                tensors[input_index].as_strided_(layout.sizes, layout.strides, layout.offset)
+                    tensors[input_index].copy_(torch.from_numpy(results[result_index]))
+                for input_index, layout in convention.metadata_mutations.items():
+                    tensors[input_index].as_strided_(layout.sizes, layout.strides, layout.offset)
         outputs = []
+        handed_out: list[tuple[int, int]] | None = None
         for output, result_index in enumerate(convention.output_results):
             if output in convention.output_views:
                 input_index, view = convention.output_views[output]
                 outputs.append(tensors[input_index].as_strided(view.sizes, view.strides, view.offset))
-            else:
-                outputs.append(value(result_index))
+                continue
+            if handed_out is None:
+                handed_out = [_address_range(tensors[i]) for i in in_place]
+            outputs.append(_to_torch(results[result_index], convention.result_dtypes[result_index], handed_out))
+        return self._rebuild_outputs(outputs)
+
+    def _rebuild_outputs(self, outputs: list[torch.Tensor]):
+        """The program's return value (its pytree, with non-tensor leaves) from the tensor outputs."""
         spec, constants = self.specialized.output_spec
+        if self.output_form is None:
+            simple = not constants and (spec.is_leaf() or (spec.type is tuple and all(c.is_leaf() for c in spec.children())))
+            self.output_form = ("leaf" if spec.is_leaf() else "tuple") if simple else "tree"
+        # The common forms, without pytree's cost on every call.
+        if self.output_form == "leaf":
+            return outputs[0]
+        if self.output_form == "tuple":
+            return tuple(outputs)
         leaves, tensor_outputs = [], iter(outputs)
         for index in range(spec.num_leaves):
             leaves.append(constants[index] if index in constants else next(tensor_outputs))
         return pytree.tree_unflatten(leaves, spec)
+
+    def _invoke_on_host(self, tensors: list[torch.Tensor]) -> tuple[HostResults, set[int]]:
+        """CPU: tied inputs (written in place) and inputs IREE only reads go as
+        the caller's own memory; the others as copies IREE may write into."""
+        if self.zero_copy_inputs is None:
+            self.zero_copy_inputs = self._zero_copy_candidates(tensors)
+        arguments, in_place = [], set()
+        for index, tensor in enumerate(tensors):
+            view = self._import(index, tensor) if index in self.zero_copy_inputs else None
+            if view is None:
+                arguments.append(self.module.copy_in(_host_array(tensor)))
+                continue
+            arguments.append(view)
+            if index in self.convention.tied_inputs:
+                in_place.add(index)
+        return self.module.invoke_on_host(arguments, len(self.convention.result_dtypes)), in_place
+
+    def _zero_copy_candidates(self, tensors: list[torch.Tensor]) -> set[int]:
+        """Tied inputs, and inputs IREE cannot write (purity.unwritten) that
+        share no storage with a tied input: such a view would see the write
+        before IREE's reads of it, unlike the copy the program was compiled for."""
+        convention = self.convention
+        tied_storages = {tensors[i].untyped_storage().data_ptr() for i in convention.tied_inputs}
+        return set(convention.tied_inputs) | {
+            i for i in convention.unwritten_inputs if tensors[i].untyped_storage().data_ptr() not in tied_storages
+        }
+
+    def _import(self, index: int, tensor: torch.Tensor):
+        if tensor.device.type != "cpu" or tensor.dtype == torch.bfloat16:
+            return None
+        address = tensor.data_ptr()
+        cached = self.imports.get(index)
+        if cached is not None and cached[0] == address:
+            return cached[1]
+        view = self.module.wrap_in_place(tensor.detach().numpy())
+        if view is not None:
+            self.imports[index] = (address, view)
+        return view
+
+    def _invoke_generic(self, tensors: list[torch.Tensor]) -> tuple[list[np.ndarray], set[int]]:
+        """Other targets: inputs go as host copies through IREE's invoker."""
+        results = self.module([_host_array(t) for t in tensors])
+        return [to_host(r) for r in results], set()
+
+
+def _address_range(tensor: torch.Tensor) -> tuple[int, int]:
+    start = tensor.untyped_storage().data_ptr()
+    return start, start + tensor.untyped_storage().nbytes()
 
 
 def _host_array(tensor: torch.Tensor) -> np.ndarray:
@@ -263,10 +330,18 @@ def _host_array(tensor: torch.Tensor) -> np.ndarray:
     return np.array(array, copy=True, order="C")
 
 
-def _to_torch(array: np.ndarray, dtype: torch.dtype | None) -> torch.Tensor:
-    # Always a copy: a result may be (a view of) an input's buffer, such as the
-    # caller's tensor handed over in place.
-    tensor = torch.from_numpy(np.array(array, copy=True, order="C"))
+def _to_torch(array: np.ndarray, dtype: torch.dtype | None, handed_out: list[tuple[int, int]]) -> torch.Tensor:
+    """An output over IREE's result buffer, without a copy, unless that memory
+    is already somebody's: a caller's tensor handed over in place, or an
+    earlier output (CSE can merge two outputs into one buffer). `handed_out`
+    collects the ranges given away so far."""
+    start = array.__array_interface__["data"][0]
+    end = start + array.nbytes
+    if array.nbytes == 0 or any(start < other_end and other_start < end for other_start, other_end in handed_out):
+        array = np.array(array, copy=True, order="C")
+    else:
+        handed_out.append((start, end))
+    tensor = torch.from_numpy(array)
     return tensor.to(dtype) if dtype is not None and tensor.dtype != dtype else tensor
 
 
@@ -286,6 +361,7 @@ def build_entry(
     lowered = lower_to_linalg(module, dump_dir)
     seconds.update(lowered.seconds)
     convention = CallingConvention.from_value_boundary_ir(lowered.value_boundary)
+    convention.unwritten_inputs = set(lowered.unwritten_arguments)
     start = time.perf_counter()
     try:
         vmfb = compile_linalg(lowered.linalg, target)

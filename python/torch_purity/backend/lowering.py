@@ -13,6 +13,7 @@ from torch_mlir import ir
 
 from ..errors import PurityError
 from ..ir_queries import source_location
+from ..passes.mark_unwritten_arguments import UNWRITTEN
 from ..pipeline import STAGES, pass_manager, reproducer_command
 
 
@@ -20,6 +21,7 @@ from ..pipeline import STAGES, pass_manager, reproducer_command
 class LoweredProgram:
     stage_ir: dict[str, str] = field(default_factory=dict)  # stage name -> IR after it
     seconds: dict[str, float] = field(default_factory=dict)  # stage name -> time
+    unwritten_arguments: list[int] = field(default_factory=list)  # marked purity.unwritten in the linalg IR
 
     @property
     def linalg(self) -> str:
@@ -73,7 +75,19 @@ def lower_to_linalg(module: ir.Module, dump_dir: str | None = None) -> LoweredPr
         lowered.stage_ir[stage.name] = module.operation.get_asm(enable_debug_info=True)
         if dump_dir:
             Path(dump_dir, f"{number}-{stage.name}.mlir").write_text(lowered.stage_ir[stage.name])
+    lowered.unwritten_arguments = _unwritten_arguments(module)
     return lowered
+
+
+def _unwritten_arguments(module: ir.Module) -> list[int]:
+    main = next(op.operation for op in module.body.operations if op.operation.name == "func.func")
+    if "arg_attrs" not in main.attributes:
+        return []
+    return [
+        index
+        for index, attrs in enumerate(ir.ArrayAttr(main.attributes["arg_attrs"]))
+        if UNWRITTEN in ir.DictAttr(attrs)
+    ]
 
 
 def _op_name_of(diagnostic) -> str | None:

@@ -16,6 +16,7 @@ _PASS_MODULES: dict[str, tuple[str, str]] = {
     "purity-decompose-strided": ("decompose_strided", "DecomposeStrided"),
     "purity-expose-input-writes": ("expose_input_writes", "ExposeInputWrites"),
     "purity-isolate-results": ("isolate_results", "IsolateResults"),
+    "purity-mark-unwritten-arguments": ("mark_unwritten_arguments", "MarkUnwrittenArguments"),
 }
 
 

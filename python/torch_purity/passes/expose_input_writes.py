@@ -16,18 +16,26 @@ results, in argument order):
   the whole tensor; but only where that is safe. IREE 3.13 does not order
   other reads of the argument before writes into its tied buffer (measured:
   `old = x.clone(); x.add_(1); return old` returned the new values), so the
-  tie is added only when every use of the argument's original value is as the
-  base of a `select_scatter` / `slice_scatter` (a row or slice written into
-  it). Otherwise the final value comes back in a buffer of its own.
+  tie is added only where no read of the original value can come after a
+  write into the buffer:
+  - every use of the original value is as the base of a `select_scatter` /
+    `slice_scatter` (a row or slice written into it); or
+  - the update is pointwise (an optimizer step, `x.mul_(a).add_(g)`): every
+    op from the argument to its final value is in `ops.POINTWISE_OPS` with the
+    argument's shape, and every read of the argument leads to the final
+    value, so each element is read before, or in the same dispatch as, the
+    write of that element.
+  Otherwise the final value comes back in a buffer of its own.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from torch_mlir.ir import FunctionType, IndexType, InsertionPoint, IntegerAttr, Operation, TypeAttr
+from torch_mlir.ir import FunctionType, IndexType, InsertionPoint, IntegerAttr, Operation, OpResult, TypeAttr
 
 from ..ir_queries import is_non_value, value_type
+from ..ops import POINTWISE_OPS
 from .base import LocatedPassError, ModulePass
 from .function_attrs import function_ops, i64_attr, set_arg_attrs, set_result_attrs
 
@@ -80,7 +88,10 @@ def _expose(function: Operation) -> None:
     for offset, argument_index in enumerate(written):
         result_index = first_new_result + offset
         set_result_attrs(function, result_index, {"purity.written_input": i64_attr(argument_index)})
-        if _only_written_into(block.arguments[argument_index]):
+        argument, final = block.arguments[argument_index], final_values[argument_index]
+        # One value stored into two tied buffers is beyond IREE's aliasing.
+        shared = sum(1 for other in final_values.values() if other == final) > 1
+        if not shared and (_only_written_into(argument) or _updated_pointwise(argument, final)):
             set_arg_attrs(function, argument_index, {"iree.abi.output": IntegerAttr.get(IndexType.get(function.context), result_index)})
 
 
@@ -92,6 +103,61 @@ def _only_written_into(argument) -> bool:
     written into: nothing reads it after its tied buffer starts changing."""
     uses = list(argument.uses)
     return bool(uses) and all(use.owner.name in _IN_PLACE_BASES and use.operand_number == 0 for use in uses)
+
+
+def _updated_pointwise(argument, final) -> bool:
+    """The argument's final value comes from it through pointwise ops of its
+    shape only, and each of its reads feeds that final value."""
+    if not isinstance(final, OpResult):
+        return False
+    feeding_final = _producers(final)
+    shape = _sizes(argument.type)
+    pending, seen = [argument], set()
+    while pending:
+        value = pending.pop()
+        for use in value.uses:
+            user = use.owner
+            if user.name == "func.return":
+                if value == argument:
+                    return False  # the original value is returned as it was
+                continue
+            if user.name not in POINTWISE_OPS or _sizes(user.results[0].type) != shape:
+                if value == argument or _key(user) in feeding_final:
+                    return False
+                continue  # reads an updated value, after its write
+            key = _key(user)
+            if key not in feeding_final:
+                if value == argument:
+                    return False  # a read of the original that the final value does not wait for
+                continue
+            if key not in seen:
+                seen.add(key)
+                pending.append(user.results[0])
+    return True
+
+
+def _producers(value) -> set[object]:
+    """Keys of the ops `value` is computed from, itself included."""
+    keys, pending = set(), [value]
+    while pending:
+        current = pending.pop()
+        if not isinstance(current, OpResult):
+            continue
+        op = current.owner
+        if _key(op) in keys:
+            continue
+        keys.add(_key(op))
+        pending.extend(op.operands)
+    return keys
+
+
+def _key(op) -> object:
+    return op.operation if hasattr(op, "operation") else op
+
+
+def _sizes(type_) -> str:
+    text = str(type_)
+    return text[text.index("<") : text.rindex(",")] if "<" in text else text
 
 
 def _replace_return(return_op: Operation, results: list) -> None:

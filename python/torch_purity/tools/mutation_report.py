@@ -5,14 +5,17 @@ from __future__ import annotations
 _IN_PLACE_VIEWS = ("select.int", "slice.Tensor", "narrow", "split", "unbind", "view", "unsqueeze", "squeeze", "alias", "detach")
 
 
-def lowering_of(kind: str, target: str, chain: str) -> str:
+def lowering_of(kind: str, target: str, chain: str, tied: bool = True) -> str:
     if kind == "metadata":
         return "metadata only: the caller's tensor is re-strided after the call, no data moves"
     if not target.startswith("argument"):
         return "on a fresh tensor: no input is affected"
+    if not tied:
+        return ("copied back: the input is also read where IREE could not order the read before a write "
+                "into its buffer, so its final value comes back in IREE's buffer and is copied into the caller's tensor")
     steps = [s for s in chain.split(" -> ") if s]
     if not steps:
-        return "in place: the whole input is written, as a result tied to the caller's tensor"
+        return "in place: the whole input is rewritten pointwise, as a result tied to the caller's tensor"
     if any(s.startswith(("aten.diagonal", "aten.as_strided")) for s in steps):
         return "copy: writes through diagonal/as_strided lower to a gather and select over the whole input"
     if any(s.startswith(("aten.permute", "aten.t", "aten.transpose", "aten.movedim", "aten.numpy_T")) for s in steps):
@@ -22,15 +25,18 @@ def lowering_of(kind: str, target: str, chain: str) -> str:
     return "scattered back through its views into the input's buffer"
 
 
-def describe_mutations(records: list[str], input_names: list[str]) -> list[str]:
-    """One line per record of purity-functionalize's `purity.mutations`."""
+def describe_mutations(records: list[str], input_names: list[str], tied_inputs: set[int] | None = None) -> list[str]:
+    """One line per record of purity-functionalize's `purity.mutations`;
+    `tied_inputs` (argument indices written in place) when known."""
     lines = []
     for record in records:
         kind, op, where, target, chain = record.split("|", 4)
-        shown_target = target
+        shown_target, tied = target, True
         if target.startswith("argument "):
             index = int(target.split()[1])
             shown_target = input_names[index] if index < len(input_names) else target
+            tied = tied_inputs is None or index in tied_inputs
         via = f" through {chain}" if chain else ""
-        lines.append(f"{op} at {where or 'unknown location'}: {kind} of {shown_target}{via}; {lowering_of(kind, target, chain)}")
+        lowering = lowering_of(kind, target, chain, tied)
+        lines.append(f"{op} at {where or 'unknown location'}: {kind} of {shown_target}{via}; {lowering}")
     return lines

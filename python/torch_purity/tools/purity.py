@@ -67,6 +67,22 @@ def _median_call_seconds(function, inputs: Sequence[object], repeats: int) -> fl
     return statistics.median(samples)
 
 
+def describe_hand_over(entry) -> str:
+    """How each input crossed to IREE on the last call: as the caller's own
+    memory (written in place, or only read) or as a copy."""
+    names = entry.specialized.names
+    parts = []
+    for index in range(len(names) + len(entry.convention.synthetic_bases)):
+        name = names[index] if index < len(names) else f"synthetic base {index - len(names)}"
+        if index not in entry.imports:
+            parts.append(f"{name} copied")
+        elif index in entry.convention.tied_inputs:
+            parts.append(f"{name} as its own memory, written in place")
+        else:
+            parts.append(f"{name} as its own memory, only read")
+    return "; ".join(parts) if parts else "none"
+
+
 def command_run(args: argparse.Namespace) -> int:
     program, inputs = load_program(args.file)
     eager_program = copy.deepcopy(program) if isinstance(program, torch.nn.Module) else program
@@ -78,15 +94,13 @@ def command_run(args: argparse.Namespace) -> int:
     print(f"Purity: {args.file} (target {args.target})")
     stages = ", ".join(f"{name} {seconds * 1e3:.0f} ms" for name, seconds in entry.seconds.items())
     print(f"compiled in {sum(entry.seconds.values()):.2f} s: {stages}")
-    mutations = describe_mutations(entry.convention.mutations, entry.specialized.names)
+    mutations = describe_mutations(entry.convention.mutations, entry.specialized.names, entry.convention.tied_inputs)
     print(f"mutations found: {len(mutations)}")
     for line in mutations:
         print(f"  {line}")
-    if mutations:
-        print("  (on the CPU a written input goes to IREE as its own memory and is written in place; "
-              "inputs that are only read still cross as copies)")
 
     report = compare(eager_program, compiled, inputs)
+    print(f"inputs to IREE: {describe_hand_over(entry)}")
     if isinstance(program, torch.nn.Module):
         for (name, got), (_, want) in zip(program.state_dict().items(), eager_program.state_dict().items()):
             if not torch.allclose(got.double(), want.double(), atol=1e-5, rtol=1e-5):

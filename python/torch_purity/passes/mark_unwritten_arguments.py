@@ -1,0 +1,74 @@
+"""purity-mark-unwritten-arguments: marks the arguments IREE has no way to write into.
+
+Runs on linalg-on-tensors. IREE may store a result in an argument's buffer
+although the argument is not tied to it (design.md: a value-semantic
+`tensor.insert_slice %b into %a` wrote into `%a`'s buffer). That happens where
+the argument is the destination of an op that updates in place: the `outs`
+of a linalg or tm_tensor op, the destination of `tensor.insert_slice`, or a
+value IREE is free to forward (returned, passed to an unknown op). An
+argument that is only ever read — an input (`ins`) of linalg/tm_tensor ops,
+the source of an insert, an extract, or the source of a view-like tensor op
+whose results are only read in turn — gets the unit attribute
+`purity.unwritten`.
+
+The CPU runtime hands such an argument to IREE as the caller's own memory
+instead of a copy: reading a 50 MB activation or an optimizer's gradients
+costs nothing. Every other argument keeps being copied (or, when written and
+tied with `iree.abi.output`, is written in place).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from torch_mlir.ir import DenseI32ArrayAttr, Operation, UnitAttr
+
+from .base import ModulePass
+from .function_attrs import function_ops, function_type, set_arg_attrs
+
+UNWRITTEN = "purity.unwritten"
+
+# Ops whose result is a view or reshape of operand 0: reading them reads the argument.
+_VIEW_LIKE = ("tensor.extract_slice", "tensor.expand_shape", "tensor.collapse_shape", "tensor.cast", "tensor.reshape")
+# (op, operand number) pairs that only read.
+_READ_OPERANDS = {("tensor.extract", 0), ("tensor.dim", 0), ("tensor.insert_slice", 0), ("tensor.pad", 0)}
+_READ_ANY_OPERAND = ("tensor.concat",)
+# Destination-passing ops: `ins` segment first, then `outs`.
+_DPS_PREFIXES = ("linalg.", "tm_tensor.")
+
+
+@dataclass(frozen=True)
+class MarkUnwrittenArguments(ModulePass):
+    """Marks arguments that are only read (purity.unwritten), so the runtime can pass them without a copy."""
+
+    name = "purity-mark-unwritten-arguments"
+
+    def apply(self, module: Operation) -> None:
+        for function in function_ops(module):
+            arguments = function.regions[0].blocks[0].arguments
+            for index in range(len(function_type(function).inputs)):
+                if _only_read(arguments[index]):
+                    set_arg_attrs(function, index, {UNWRITTEN: UnitAttr.get(function.context)})
+
+
+def _only_read(value) -> bool:
+    for use in value.uses:
+        user, number = use.owner, use.operand_number
+        name = user.name
+        if name in _VIEW_LIKE and number == 0:
+            if not all(_only_read(result) for result in user.results):
+                return False
+        elif (name, number) in _READ_OPERANDS or name in _READ_ANY_OPERAND:
+            continue
+        elif name.startswith(_DPS_PREFIXES) and _is_dps_input(user, number):
+            continue
+        else:
+            return False
+    return True
+
+
+def _is_dps_input(op, operand_number: int) -> bool:
+    if "operandSegmentSizes" not in op.attributes:
+        return False
+    segments = list(DenseI32ArrayAttr(op.attributes["operandSegmentSizes"]))
+    return len(segments) == 2 and operand_number < segments[0]
