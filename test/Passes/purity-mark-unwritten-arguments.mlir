@@ -55,3 +55,20 @@ func.func @returned_and_scattered(%returned: tensor<2xf32>, %dest: tensor<2x2xf3
   } -> tensor<2x2xf32>
   return %returned, %scattered : tensor<2xf32>, tensor<2x2xf32>
 }
+
+// -----
+
+// An argument tied to a result (iree.abi.output) is written through the tie,
+// even when its uses only read it.
+// CHECK-LABEL: func.func @tied(
+// CHECK-SAME: %{{.*}}: tensor<4xf32> {iree.abi.output = 0 : index}, %{{.*}}: tensor<4xf32> {purity.unwritten})
+#map = affine_map<(d0) -> (d0)>
+func.func @tied(%param: tensor<4xf32> {iree.abi.output = 0 : index}, %grad: tensor<4xf32>) -> tensor<4xf32> {
+  %empty = tensor.empty() : tensor<4xf32>
+  %updated = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel"]} ins(%param, %grad : tensor<4xf32>, tensor<4xf32>) outs(%empty : tensor<4xf32>) {
+  ^bb0(%p: f32, %g: f32, %out: f32):
+    %sum = arith.addf %p, %g : f32
+    linalg.yield %sum : f32
+  } -> tensor<4xf32>
+  return %updated : tensor<4xf32>
+}

@@ -4,6 +4,8 @@ target's compilation."""
 
 import copy
 
+import numpy as np
+
 import os
 
 import pytest
@@ -188,3 +190,93 @@ def test_iree_copies_host_array_arguments():
     results = entry.module([a.numpy(), b.numpy()])
     assert torch.equal(a, before), "IREE wrote into a host array argument: inputs must be copied again"
     assert results[0].to_host()[1].tolist() == [1.0] * 8
+
+
+def _iree_argument_addresses(entry) -> dict[int, int]:
+    """Input slot -> address of the memory IREE was given for it on the last call."""
+    return {index: view.map().asarray(view.shape, np.dtype(np.uint8)).__array_interface__["data"][0]
+            for index, (_, view, _) in entry.imports.items()}
+
+
+def sgd_step(param, grad, momentum_buffer):
+    momentum_buffer.mul_(0.9).add_(grad)
+    param.add_(momentum_buffer, alpha=-0.1)
+    return param.sum()
+
+
+def test_pointwise_updates_and_reads_use_the_callers_memory():
+    """An optimizer step on the CPU: the parameter and the momentum buffer are
+    written in place (tied), the gradient is only read; IREE gets the caller's
+    memory for all three, and the result matches eager."""
+    inputs = (torch.randn(64, 64), torch.randn(64, 64), torch.randn(64, 64))
+    expected = clone_preserving_aliasing(inputs)
+    compiled = torch_purity.compile(sgd_step)
+    out = compiled(*inputs)
+    entry, _ = compiled.entry_for(*inputs)
+    assert entry.convention.tied_inputs == {0, 2} and entry.convention.unwritten_inputs == {1}
+    assert _iree_argument_addresses(entry) == {i: t.data_ptr() for i, t in enumerate(inputs)}
+    want = sgd_step(*expected)
+    assert torch.allclose(out, want, atol=1e-4)
+    for got, eager in zip(inputs, expected):
+        assert torch.allclose(got, eager, atol=1e-6)
+
+
+def test_written_input_that_is_also_read_later_is_copied_back():
+    """`old = x * 2` before `x.add_(1)` would read the tied buffer after its
+    write: no tie, the final value is copied back, the result is eager's."""
+
+    def keep_then_bump(x):
+        old = x * 2
+        x.add_(1)
+        return old
+
+    x = torch.randn(8)
+    expected = x.clone()
+    compiled = torch_purity.compile(keep_then_bump)
+    out = compiled(x)
+    entry, _ = compiled.entry_for(x)
+    assert not entry.convention.tied_inputs
+    assert torch.equal(out, keep_then_bump(expected)) and torch.equal(x, expected)
+
+
+def test_outputs_merged_into_one_buffer_do_not_alias():
+    """CSE merges `x * 2` and `x * 2`: the outputs come from one IREE buffer,
+    and only one of them may take it without a copy."""
+
+    def twice(x):
+        return x * 2, x * 2
+
+    a, b = torch_purity.compile(twice)(torch.ones(4))
+    a.add_(1)
+    assert torch.equal(b, torch.full((4,), 2.0)) and a.data_ptr() != b.data_ptr()
+
+
+def test_output_equal_to_a_tied_input_is_a_copy():
+    """The output is the written input's final value, which IREE stores in the
+    caller's tensor: the output must still be a tensor of its own."""
+
+    def write_and_return_copy(x, row):
+        x[0] = row
+        return x.clone()
+
+    x, row = torch.zeros(4, 3), torch.ones(3)
+    out = torch_purity.compile(write_and_return_copy)(x, row)
+    assert torch.equal(out, x) and out.untyped_storage().data_ptr() != x.untyped_storage().data_ptr()
+    out.zero_()
+    assert x[0].tolist() == [1.0, 1.0, 1.0]
+
+
+def test_imports_follow_the_callers_tensors():
+    """The per-slot import is reused for the same tensor and replaced when
+    another tensor comes: its values are read, not the old tensor's."""
+
+    def scale(x, w):
+        return x * w
+
+    compiled = torch_purity.compile(scale)
+    w1, w2, x = torch.full((16,), 2.0), torch.full((16,), 3.0), torch.ones(16)
+    assert compiled(x, w1).tolist() == [2.0] * 16
+    assert compiled(x, w1).tolist() == [2.0] * 16
+    w1.fill_(5.0)
+    assert compiled(x, w1).tolist() == [5.0] * 16
+    assert compiled(x, w2).tolist() == [3.0] * 16

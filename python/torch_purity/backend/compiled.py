@@ -211,10 +211,10 @@ class CompiledEntry:
     mutable_ir: str
     seconds: dict[str, float]
 
-    # Per input slot: (data_ptr, buffer view over the caller's memory) of the
-    # last call, reused while the same memory comes again. Holding the view
+    # Per input slot: (data_ptr, buffer view over the caller's memory, storage
+    # address range) of the last call, reused while the same memory comes again. Holding the view
     # keeps that tensor's storage alive until another tensor takes the slot.
-    imports: dict[int, tuple[int, object]] = field(default_factory=dict)
+    imports: dict[int, tuple[int, object, tuple[int, int]]] = field(default_factory=dict)
     zero_copy_inputs: set[int] | None = None
     output_form: str | None = None  # "leaf", "tuple" or "tree", found on the first call
 
@@ -223,14 +223,15 @@ class CompiledEntry:
         tensors = convention.arguments([args[i] for i in self.specialized.tensor_positions])
         try:
             if self.module.target == "cpu":
-                results, in_place = self._invoke_on_host(tensors)
+                results, imported = self._invoke_on_host(tensors)
             else:
-                results, in_place = self._invoke_generic(tensors)
+                results, imported = self._invoke_generic(tensors)
         except PurityError:
             raise
         except Exception as error:  # argument checks fail before any write
             raise PurityError("run", f"{type(error).__name__}: {error}") from error
 
+        in_place = convention.tied_inputs.intersection(imported)
         copied_back = [(r, i) for r, i in convention.written_inputs if i not in in_place]
         if copied_back or convention.metadata_mutations:
             with torch.no_grad():
@@ -247,7 +248,7 @@ class CompiledEntry:
                 outputs.append(tensors[input_index].as_strided(view.sizes, view.strides, view.offset))
                 continue
             if handed_out is None:
-                handed_out = [_address_range(tensors[i]) for i in in_place]
+                handed_out = [self.imports[i][2] for i in imported]
             outputs.append(_to_torch(results[result_index], convention.result_dtypes[result_index], handed_out))
         return self._rebuild_outputs(outputs)
 
@@ -267,21 +268,21 @@ class CompiledEntry:
             leaves.append(constants[index] if index in constants else next(tensor_outputs))
         return pytree.tree_unflatten(leaves, spec)
 
-    def _invoke_on_host(self, tensors: list[torch.Tensor]) -> tuple[HostResults, set[int]]:
+    def _invoke_on_host(self, tensors: list[torch.Tensor]) -> tuple[HostResults, list[int]]:
         """CPU: tied inputs (written in place) and inputs IREE only reads go as
-        the caller's own memory; the others as copies IREE may write into."""
+        the caller's own memory (returned: their indices); the others as copies
+        IREE may write into."""
         if self.zero_copy_inputs is None:
             self.zero_copy_inputs = self._zero_copy_candidates(tensors)
-        arguments, in_place = [], set()
+        arguments, imported = [], []
         for index, tensor in enumerate(tensors):
             view = self._import(index, tensor) if index in self.zero_copy_inputs else None
             if view is None:
                 arguments.append(self.module.copy_in(_host_array(tensor)))
                 continue
             arguments.append(view)
-            if index in self.convention.tied_inputs:
-                in_place.add(index)
-        return self.module.invoke_on_host(arguments, len(self.convention.result_dtypes)), in_place
+            imported.append(index)
+        return self.module.invoke_on_host(arguments, len(self.convention.result_dtypes)), imported
 
     def _zero_copy_candidates(self, tensors: list[torch.Tensor]) -> set[int]:
         """Tied inputs, and inputs IREE cannot write (purity.unwritten) that
@@ -294,21 +295,21 @@ class CompiledEntry:
         }
 
     def _import(self, index: int, tensor: torch.Tensor):
-        if tensor.device.type != "cpu" or tensor.dtype == torch.bfloat16:
-            return None
         address = tensor.data_ptr()
         cached = self.imports.get(index)
         if cached is not None and cached[0] == address:
-            return cached[1]
+            return cached[1]  # the entry's signature fixes device, dtype and layout
+        if not tensor.is_cpu or tensor.dtype == torch.bfloat16:
+            return None
         view = self.module.wrap_in_place(tensor.detach().numpy())
         if view is not None:
-            self.imports[index] = (address, view)
+            self.imports[index] = (address, view, _address_range(tensor))
         return view
 
-    def _invoke_generic(self, tensors: list[torch.Tensor]) -> tuple[list[np.ndarray], set[int]]:
+    def _invoke_generic(self, tensors: list[torch.Tensor]) -> tuple[list[np.ndarray], list[int]]:
         """Other targets: inputs go as host copies through IREE's invoker."""
         results = self.module([_host_array(t) for t in tensors])
-        return [to_host(r) for r in results], set()
+        return [to_host(r) for r in results], []
 
 
 def _address_range(tensor: torch.Tensor) -> tuple[int, int]:
@@ -335,13 +336,16 @@ def _to_torch(array: np.ndarray, dtype: torch.dtype | None, handed_out: list[tup
     is already somebody's: a caller's tensor handed over in place, or an
     earlier output (CSE can merge two outputs into one buffer). `handed_out`
     collects the ranges given away so far."""
-    start = array.__array_interface__["data"][0]
-    end = start + array.nbytes
-    if array.nbytes == 0 or any(start < other_end and other_start < end for other_start, other_end in handed_out):
-        array = np.array(array, copy=True, order="C")
-    else:
-        handed_out.append((start, end))
     tensor = torch.from_numpy(array)
+    start = tensor.data_ptr()
+    end = start + array.nbytes
+    for other_start, other_end in handed_out:
+        if start < other_end and other_start < end:
+            tensor = tensor.clone()
+            break
+    else:
+        if array.nbytes:
+            handed_out.append((start, end))
     return tensor.to(dtype) if dtype is not None and tensor.dtype != dtype else tensor
 
 
@@ -424,9 +428,11 @@ class CompiledProgram:
         """The compiled entry for these arguments, and the flat list it takes
         (module state, then the leaves of the arguments: lists, tuples and
         dicts of tensors are flattened)."""
-        state_names, state = self._state()
-        if any(isinstance(a, (list, tuple, dict)) for a in args):
-            leaves, structure = pytree.tree_flatten([*state, *args])
+        state_names, state = self._state() if self._module is not None else ((), ())
+        for arg in args:
+            if isinstance(arg, (list, tuple, dict)):
+                leaves, structure = pytree.tree_flatten([*state, *args])
+                break
         else:  # the common case, without pytree's cost on every call
             leaves, structure = [*state, *args], len(state) + len(args)
         key = (structure, input_signature(leaves))

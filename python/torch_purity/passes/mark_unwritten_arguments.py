@@ -8,8 +8,8 @@ of a linalg or tm_tensor op, the destination of `tensor.insert_slice`, or a
 value IREE is free to forward (returned, passed to an unknown op). An
 argument that is only ever read — an input (`ins`) of linalg/tm_tensor ops,
 the source of an insert, an extract, or the source of a view-like tensor op
-whose results are only read in turn — gets the unit attribute
-`purity.unwritten`.
+whose results are only read in turn — and is not tied to a result
+(`iree.abi.output`) gets the unit attribute `purity.unwritten`.
 
 The CPU runtime hands such an argument to IREE as the caller's own memory
 instead of a copy: reading a 50 MB activation or an optimizer's gradients
@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from torch_mlir.ir import DenseI32ArrayAttr, Operation, UnitAttr
 
 from .base import ModulePass
-from .function_attrs import function_ops, function_type, set_arg_attrs
+from .function_attrs import arg_attr, function_ops, function_type, set_arg_attrs
 
 UNWRITTEN = "purity.unwritten"
 
@@ -47,7 +47,8 @@ class MarkUnwrittenArguments(ModulePass):
         for function in function_ops(module):
             arguments = function.regions[0].blocks[0].arguments
             for index in range(len(function_type(function).inputs)):
-                if _only_read(arguments[index]):
+                # A tied argument is written, through its result (iree.abi.output).
+                if arg_attr(function, index, "iree.abi.output") is None and _only_read(arguments[index]):
                     set_arg_attrs(function, index, {UNWRITTEN: UnitAttr.get(function.context)})
 
 
