@@ -7,9 +7,11 @@ FILE.py defines `program` (a function or an nn.Module) and `example_inputs()`
 returning a tuple of its inputs. `purity run` compiles the program (import
 with mutation and aliasing kept, purity-functionalize, linalg, IREE), runs it
 and eager PyTorch on copies of the inputs, and reports: every mutation (op,
-source line, which input, through which views) and how it is lowered, the
-comparison with eager (outputs, inputs after the call, output aliasing), the
-time per call of both, and compile time per stage. With --dump-ir DIR, the IR
+source line, which input, through which views) and how it is lowered, how
+each input crossed to IREE (its own memory written in place, its own memory
+only read, or a copy), the comparison with eager (outputs, inputs after the
+call, output aliasing), the time per call of both, and compile time per
+stage. With --dump-ir DIR, the IR
 of every stage is written to DIR.
 
 `purity fuzz` generates N random aliasing programs, runs each compiled and in
@@ -115,7 +117,7 @@ def command_run(args: argparse.Namespace) -> int:
 
     eager_seconds = _median_call_seconds(eager_program, inputs, args.repeats)
     compiled_seconds = _median_call_seconds(compiled, inputs, args.repeats)
-    print(f"time per call (median of {args.repeats}): eager {eager_seconds * 1e6:.0f} µs, "
+    print(f"time per call (median of {args.repeats}, fresh copies of the inputs each call): eager {eager_seconds * 1e6:.0f} µs, "
           f"purity {compiled_seconds * 1e6:.0f} µs ({compiled_seconds / eager_seconds:.2f}x eager)")
     if args.dump_ir:
         print(f"IR of every stage written to {args.dump_ir}/")
