@@ -280,3 +280,31 @@ def test_imports_follow_the_callers_tensors():
     w1.fill_(5.0)
     assert compiled(x, w1).tolist() == [5.0] * 16
     assert compiled(x, w2).tolist() == [3.0] * 16
+
+
+def test_argument_structures_match_eager():
+    """Flat lists and tuples of tensors (flattened on every call without
+    pytree), dicts and nested lists (pytree): the program sees the same
+    structure as in eager, and writes reach the caller's tensors."""
+
+    def update(params, scales, state, nested):
+        for p, s in zip(params, scales):
+            p.mul_(s)
+        state["count"].add_(1)
+        nested[1][0].sub_(state["offset"])
+        return params[0] + nested[0], len(params)
+
+    def make():
+        return ([torch.randn(3), torch.randn(3)], (2.0, 3.0),
+                {"count": torch.zeros(()), "offset": torch.randn(3)}, [torch.randn(3), [torch.randn(3)]])
+
+    compiled = torch_purity.compile(update)
+    for _ in range(2):  # the second call reuses the entry
+        inputs = make()
+        expected = copy.deepcopy(inputs)
+        got = compiled(*inputs)
+        want = update(*expected)
+        assert torch.allclose(got[0], want[0]) and got[1] == want[1]
+        assert all(torch.equal(a, b) for a, b in zip(inputs[0], expected[0]))
+        assert torch.equal(inputs[2]["count"], expected[2]["count"])
+        assert torch.equal(inputs[3][1][0], expected[3][1][0])

@@ -380,6 +380,44 @@ def build_entry(
     return CompiledEntry(specialized, convention, loaded, lowered, mutable_ir, seconds)
 
 
+def _flatten(state: Sequence[object], args: Sequence[object]) -> tuple[list[object], object]:
+    """The leaves of `[*state, *args]` and their structure. Arguments that are
+    leaves or flat lists/tuples of leaves (an optimizer's parameter lists) are
+    flattened here, cheaply on every call; anything nested goes to pytree."""
+    leaves = list(state)
+    shape: list[object] = [None] * len(state)
+    for arg in args:
+        kind = type(arg)
+        if kind is list or kind is tuple:
+            for item in arg:
+                if isinstance(item, (list, tuple, dict)):
+                    return pytree.tree_flatten([*state, *args])
+            leaves.extend(arg)
+            shape.append((kind, len(arg)))
+        elif isinstance(arg, (list, tuple, dict)):
+            return pytree.tree_flatten([*state, *args])
+        else:
+            leaves.append(arg)
+            shape.append(None)
+    return leaves, tuple(shape)
+
+
+def _unflatten(leaves: list[object], structure: object) -> list[object]:
+    """The inverse of `_flatten`: state and arguments, in order."""
+    if not isinstance(structure, tuple):
+        return pytree.tree_unflatten(leaves, structure)
+    values, position = [], 0
+    for entry in structure:
+        if entry is None:
+            values.append(leaves[position])
+            position += 1
+        else:
+            kind, length = entry
+            values.append(kind(leaves[position : position + length]))
+            position += length
+    return values
+
+
 class CompiledProgram:
     """What `torch_purity.compile` returns: call it like the eager program."""
 
@@ -429,12 +467,7 @@ class CompiledProgram:
         (module state, then the leaves of the arguments: lists, tuples and
         dicts of tensors are flattened)."""
         state_names, state = self._state() if self._module is not None else ((), ())
-        for arg in args:
-            if isinstance(arg, (list, tuple, dict)):
-                leaves, structure = pytree.tree_flatten([*state, *args])
-                break
-        else:  # the common case, without pytree's cost on every call
-            leaves, structure = [*state, *args], len(state) + len(args)
+        leaves, structure = _flatten(state, args)
         key = (structure, input_signature(leaves))
         entry = self.cache.get(key)
         if entry is None:
@@ -442,9 +475,7 @@ class CompiledProgram:
             program = self._callable(len(state))
 
             def on_leaves(*flat):
-                if isinstance(structure, int):
-                    return program(*flat)
-                return program(*pytree.tree_unflatten(list(flat), structure))
+                return program(*_unflatten(list(flat), structure))
 
             entry = build_entry(on_leaves, leaves, state_names, self.target, self.dump_dir, self.program)
             self.cache[key] = entry
