@@ -124,7 +124,7 @@ def _updated_pointwise(argument, final) -> bool:
             if user.name not in POINTWISE_OPS or _sizes(user.results[0].type) != shape:
                 if value == argument or _key(user) in feeding_final:
                     return False
-                continue  # reads an updated value, after its write
+                continue  # reads a derived value: in its own buffer, or the final value once written
             key = _key(user)
             if key not in feeding_final:
                 if value == argument:
