@@ -26,7 +26,7 @@ import torch.utils._pytree as pytree
 from torch_mlir import ir
 
 from ..errors import PurityError
-from ..importer import import_fx, new_context
+from ..importer import import_graph, new_context, renamed_inputs, trace_to_aten
 from ..passes.function_attrs import dict_entries
 from .iree_runtime import HostResults, IreeCompileError, LoadedModule, compile_linalg, iree_compile_command, to_host
 from .lowering import LoweredProgram, lower_to_linalg, write_failing_ir
@@ -357,10 +357,11 @@ def build_entry(
     tensors = [args[i] for i in specialized.tensor_positions]
     start = time.perf_counter()
     context = new_context()
-    module = import_fx(
-        specialized.function, *tensors, context=context, input_names=specialized.names, user_code=user_code
-    )
-    seconds["trace+import"] = time.perf_counter() - start
+    graph, inputs = trace_to_aten(specialized.function, tensors, context, user_code)
+    seconds["trace"] = time.perf_counter() - start
+    start = time.perf_counter()
+    module = import_graph(graph, renamed_inputs(inputs, specialized.names), context)
+    seconds["import"] = time.perf_counter() - start
     mutable_ir = module.operation.get_asm(enable_debug_info=True)
     lowered = lower_to_linalg(module, dump_dir)
     seconds.update(lowered.seconds)

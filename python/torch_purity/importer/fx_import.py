@@ -570,5 +570,9 @@ def import_fx(
     context = context or new_context()
     gm, inputs = trace_to_aten(entry, example_inputs, context, user_code)
     if input_names is not None:
-        inputs = [InputDescription(name, described.value) for name, described in zip(input_names, inputs)]
+        inputs = renamed_inputs(inputs, input_names)
     return import_graph(gm, inputs, context, func_name=func_name)
+
+
+def renamed_inputs(inputs: Sequence[InputDescription], names: Sequence[str]) -> list[InputDescription]:
+    return [InputDescription(name, described.value) for name, described in zip(names, inputs)]
