@@ -18,6 +18,7 @@ is saved as a regression test. A PurityError is an honest "unsupported".
 from __future__ import annotations
 
 import hashlib
+import sys
 import tempfile
 import textwrap
 from collections.abc import Callable
@@ -211,7 +212,9 @@ class FuzzResult:
         return "\n".join(self.failures) if self.failures else None
 
 
-def run_fuzz(examples: int, random_seed: int, save: bool = True) -> FuzzResult:
+def run_fuzz(examples: int, random_seed: int, save: bool = True, progress_every: int = 0) -> FuzzResult:
+    """`examples` programs from `random_seed`; with `progress_every`, the counts
+    so far go to stderr every that many programs (a long run shows it lives)."""
     counts = FuzzCounts()
     failing: list[tuple[FuzzProgram, str]] = []
 
@@ -229,6 +232,10 @@ def run_fuzz(examples: int, random_seed: int, save: bool = True) -> FuzzResult:
         except FuzzFailure as failure:
             failing.append((program, str(failure)))
             raise
+        finally:
+            if progress_every and counts.programs % progress_every == 0:
+                print(f"... programs {counts.programs}, passed {counts.passed}, unsupported {counts.unsupported}",
+                      file=sys.stderr, flush=True)
 
     try:
         property_holds()

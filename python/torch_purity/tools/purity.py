@@ -133,7 +133,7 @@ def command_run(args: argparse.Namespace) -> int:
 def command_fuzz(args: argparse.Namespace) -> int:
     from ..fuzz import run_fuzz
 
-    result = run_fuzz(args.n, args.seed, save=not args.no_save)
+    result = run_fuzz(args.n, args.seed, save=not args.no_save, progress_every=args.progress)
     counts = result.counts
     print(f"programs {counts.programs}, passed {counts.passed}, unsupported {counts.unsupported}, "
           f"failed {len(result.failures)}")
@@ -160,6 +160,8 @@ def build_parser() -> argparse.ArgumentParser:
     fuzz.add_argument("--n", type=int, default=200, help="programs to generate (default 200)")
     fuzz.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
     fuzz.add_argument("--no-save", action="store_true", help="do not save a failing program as a regression test")
+    fuzz.add_argument("--progress", type=int, default=500, metavar="N",
+                      help="print the counts so far to stderr every N programs (default 500; 0: never)")
     fuzz.set_defaults(handler=command_fuzz)
     return parser
 
