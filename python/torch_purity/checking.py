@@ -63,10 +63,23 @@ def _close(got: torch.Tensor, want: torch.Tensor, what: str, report: Comparison,
     if want.dtype.is_floating_point:
         difference = (got.double() - want.double()).abs().max().item()
         report.max_abs_difference = max(report.max_abs_difference, difference)
-        if not torch.allclose(got, want, atol=atol, rtol=rtol, equal_nan=True):
+        if not torch.allclose(got, want, atol=atol, rtol=rtol, equal_nan=True) and not _close_to_scale(
+            got, want, difference, atol, rtol
+        ):
             report.problems.append(f"{what}: values differ from eager (max abs difference {difference:.3g})")
     elif not torch.equal(got, want):
         report.problems.append(f"{what}: values differ from eager")
+
+
+def _close_to_scale(got: torch.Tensor, want: torch.Tensor, difference: float, atol: float, rtol: float) -> bool:
+    """Within tolerance of the output's largest magnitude. A reduction may add
+    in another order than eager; where terms cancel, an element's rounding
+    error is relative to the magnitudes summed, not to its own small value
+    (found by `purity fuzz`: 0.5848 off by 1.7e-5, with eager further than
+    Purity from the float64 result). Finite outputs only."""
+    if not (torch.isfinite(got).all() and torch.isfinite(want).all()):
+        return False
+    return difference <= atol + rtol * want.double().abs().max().item()
 
 
 def _aliasing(outputs: list[object], inputs: list[object]) -> list[tuple]:
