@@ -84,8 +84,9 @@ class LoadedModule:
 
     def wrap_in_place(self, array: np.ndarray) -> iree_runtime.HalBufferView | None:
         """A buffer view over `array`'s own memory (no copy), for an argument
-        the compiled code writes through its `iree.abi.output` tie; None where
-        that is not possible (non-contiguous, unknown element type, GPU)."""
+        the compiled code writes through its `iree.abi.output` tie or only
+        reads; None where that is not possible (non-contiguous, unknown
+        element type, GPU)."""
         element_type = map_dtype_to_element_type(array.dtype)
         if self.target != "cpu" or element_type is None or not array.flags.c_contiguous or array.size == 0:
             return None
