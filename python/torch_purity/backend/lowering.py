@@ -13,6 +13,7 @@ from torch_mlir import ir
 
 from ..errors import PurityError
 from ..ir_queries import source_location
+from ..passes.function_attrs import arg_attr, function_type
 from ..passes.mark_unwritten_arguments import UNWRITTEN
 from ..pipeline import STAGES, pass_manager, reproducer_command
 
@@ -81,13 +82,7 @@ def lower_to_linalg(module: ir.Module, dump_dir: str | None = None) -> LoweredPr
 
 def _unwritten_arguments(module: ir.Module) -> list[int]:
     main = next(op.operation for op in module.body.operations if op.operation.name == "func.func")
-    if "arg_attrs" not in main.attributes:
-        return []
-    return [
-        index
-        for index, attrs in enumerate(ir.ArrayAttr(main.attributes["arg_attrs"]))
-        if UNWRITTEN in ir.DictAttr(attrs)
-    ]
+    return [index for index in range(len(function_type(main).inputs)) if arg_attr(main, index, UNWRITTEN) is not None]
 
 
 def _op_name_of(diagnostic) -> str | None:

@@ -38,6 +38,7 @@ from ..ir_queries import is_non_value, value_type
 from ..ops import POINTWISE_OPS
 from .base import LocatedPassError, ModulePass
 from .function_attrs import function_ops, i64_attr, set_arg_attrs, set_result_attrs
+from .torch_builders import static_sizes
 
 
 @dataclass(frozen=True)
@@ -110,8 +111,10 @@ def _updated_pointwise(argument, final) -> bool:
     shape only, and each of its reads feeds that final value."""
     if not isinstance(final, OpResult):
         return False
+    shape = static_sizes(argument.type)
+    if shape is None:
+        return False
     feeding_final = _producers(final)
-    shape = _sizes(argument.type)
     pending, seen = [argument], set()
     while pending:
         value = pending.pop()
@@ -121,11 +124,11 @@ def _updated_pointwise(argument, final) -> bool:
                 if value == argument:
                     return False  # the original value is returned as it was
                 continue
-            if user.name not in POINTWISE_OPS or _sizes(user.results[0].type) != shape:
-                if value == argument or _key(user) in feeding_final:
+            if user.name not in POINTWISE_OPS or static_sizes(user.results[0].type) != shape:
+                if value == argument or user.operation in feeding_final:
                     return False
                 continue  # reads a derived value: in its own buffer, or the final value once written
-            key = _key(user)
+            key = user.operation
             if key not in feeding_final:
                 if value == argument:
                     return False  # a read of the original that the final value does not wait for
@@ -137,27 +140,18 @@ def _updated_pointwise(argument, final) -> bool:
 
 
 def _producers(value) -> set[object]:
-    """Keys of the ops `value` is computed from, itself included."""
+    """The ops `value` is computed from, its own included."""
     keys, pending = set(), [value]
     while pending:
         current = pending.pop()
         if not isinstance(current, OpResult):
             continue
-        op = current.owner
-        if _key(op) in keys:
+        op = current.owner.operation
+        if op in keys:
             continue
-        keys.add(_key(op))
+        keys.add(op)
         pending.extend(op.operands)
     return keys
-
-
-def _key(op) -> object:
-    return op.operation if hasattr(op, "operation") else op
-
-
-def _sizes(type_) -> str:
-    text = str(type_)
-    return text[text.index("<") : text.rindex(",")] if "<" in text else text
 
 
 def _replace_return(return_op: Operation, results: list) -> None:
