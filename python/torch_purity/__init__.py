@@ -1,10 +1,25 @@
-"""Purity: compile PyTorch programs that mutate and alias tensors."""
+"""Purity: compile PyTorch programs that mutate and alias tensors.
 
-from .backend import CompiledProgram, compile
-from .errors import PurityError
-from .importer import import_fx
+`compile` and `import_fx` need torch-mlir and IREE's compiler and are
+imported on first use; `load` (saved programs) needs IREE's runtime only.
+"""
+
 from .backend.dynamo import register as _register_dynamo_backend
+from .backend.saved import SavedProgram, load
+from .errors import PurityError
 
 _register_dynamo_backend()
 
-__all__ = ["CompiledProgram", "PurityError", "compile", "import_fx"]
+__all__ = ["CompiledProgram", "PurityError", "SavedProgram", "compile", "import_fx", "load"]
+
+
+def __getattr__(name: str):
+    if name in ("CompiledProgram", "compile"):
+        from .backend import compiled
+
+        return getattr(compiled, name)
+    if name == "import_fx":
+        from .importer import import_fx
+
+        return import_fx
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -6,8 +6,8 @@ from __future__ import annotations
 class PurityError(Exception):
     """A located, user-facing failure of one pipeline stage.
 
-    `stage` is one of "trace", "import", "functionalize", "lower", "compile",
-    "run"; `op` the ATen or Torch-dialect op name; `source` "file:line" of the
+    `stage` is one of "call", "trace", "import", "functionalize", "lower",
+    "compile", "run", "save", "load"; `op` the ATen or Torch-dialect op name; `source` "file:line" of the
     user's code where known.
     """
 

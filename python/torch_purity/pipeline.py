@@ -41,8 +41,14 @@ STAGES: tuple[Stage, ...] = (
     Stage("torch-backend", ("torch-function-to-torch-backend-pipeline",), "torch-mlir's backend contract"),
     Stage(
         "linalg",
-        ("torch-backend-to-linalg-on-tensors-backend-pipeline", "purity-isolate-results", "purity-mark-unwritten-arguments"),
+        (
+            "torch-backend-to-linalg-on-tensors-backend-pipeline",
+            "purity-isolate-results",
+            "purity-dispatch-tied-writes",
+            "purity-mark-unwritten-arguments",
+        ),
         "linalg-on-tensors; returned values that are also updated in place pass through a barrier for IREE; "
+        "slice writes into tied arguments read their destination; "
         "arguments IREE cannot write into are marked purity.unwritten",
     ),
 )

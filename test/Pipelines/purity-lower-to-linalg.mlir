@@ -2,12 +2,16 @@
 
 // A one-row write into a cache argument: after the whole pipeline the write
 // is a tensor.insert_slice into the argument, returned as a result tied to
-// the argument's buffer (iree.abi.output), so IREE writes the row in place.
+// the argument's buffer (iree.abi.output), so IREE writes the row in place;
+// the row passes through a generic that reads the destination row
+// (purity-dispatch-tied-writes), so IREE writes it with a dispatch.
 // CHECK-LABEL: func.func @write_row(
 // CHECK-SAME: %[[CACHE:.*]]: tensor<8x4xf32> {iree.abi.output = 1 : index}, %[[ROW:.*]]: tensor<4xf32> {purity.unwritten})
 // CHECK-SAME: -> (tensor<f32>, tensor<8x4xf32> {purity.written_input = 0 : i64})
 // CHECK: %[[EXPANDED:.*]] = tensor.expand_shape %[[ROW]]
-// CHECK: %[[NEW:.*]] = tensor.insert_slice %[[EXPANDED]] into %[[CACHE]][3, 0] [1, 4] [1, 1] : tensor<1x4xf32> into tensor<8x4xf32>
+// CHECK: %[[OLD:.*]] = tensor.extract_slice %[[CACHE]][3, 0] [1, 4] [1, 1]
+// CHECK: %[[KEPT:.*]] = linalg.generic {{.*}} ins(%[[EXPANDED]] : tensor<1x4xf32>) outs(%[[OLD]] : tensor<1x4xf32>)
+// CHECK: %[[NEW:.*]] = tensor.insert_slice %[[KEPT]] into %[[CACHE]][3, 0] [1, 4] [1, 1] : tensor<1x4xf32> into tensor<8x4xf32>
 // CHECK-NOT: linalg.copy
 // CHECK: return %{{.*}}, %[[NEW]] : tensor<f32>, tensor<8x4xf32>
 func.func @write_row(%cache: !torch.tensor<[8,4],f32>, %row: !torch.vtensor<[4],f32>) -> !torch.vtensor<[],f32> {

@@ -1,5 +1,18 @@
-"""Functional Torch IR -> linalg -> IREE, and the runtime that applies every effect to the caller's tensors."""
+"""Functional Torch IR -> linalg -> IREE, and the runtime that applies every effect to the caller's tensors.
 
-from .compiled import CompiledProgram, compile
+`compiled` (tracing, lowering, compiling) needs torch-mlir and IREE's
+compiler; `runtime` and `saved` need torch and IREE's runtime only, so this
+package imports `compiled` on first use.
+"""
 
-__all__ = ["CompiledProgram", "compile"]
+from .saved import SavedProgram, load
+
+__all__ = ["CompiledProgram", "SavedProgram", "compile", "load"]
+
+
+def __getattr__(name: str):
+    if name in ("CompiledProgram", "compile"):
+        from . import compiled
+
+        return getattr(compiled, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

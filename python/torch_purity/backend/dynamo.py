@@ -11,10 +11,10 @@ from __future__ import annotations
 import torch
 from torch._dynamo import register_backend
 
-from .compiled import CompiledProgram
-
 
 def purity_backend(graph_module: torch.fx.GraphModule, example_inputs, target: str = "cpu"):
+    from .compiled import CompiledProgram  # torch-mlir is imported when a graph is compiled
+
     compiled = CompiledProgram(graph_module.forward, target=target)
 
     def run(*args):

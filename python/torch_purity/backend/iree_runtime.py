@@ -1,14 +1,17 @@
-"""IREE: linalg-on-tensors -> a loaded module, for the CPU (llvm-cpu) or the GPU (cuda)."""
+"""IREE: linalg-on-tensors -> a loaded module, for the CPU (llvm-cpu) or the GPU (cuda).
+
+Loading and calling need IREE's runtime only; the compiler is imported when
+something is compiled, so saved programs run where it is not installed."""
 
 from __future__ import annotations
 
 import os
 from dataclasses import dataclass
 
-import iree.compiler as iree_compiler
 import iree.runtime as iree_runtime
 import numpy as np
-from iree.runtime.array_interop import map_dtype_to_element_type
+import torch
+from torch.utils.dlpack import from_dlpack, to_dlpack
 
 # IREE demotes f64 to f32 by default; eager computes in f64. Constant-
 # expression hoisting in IREE 3.13 miscompiles small i64 constants (a scatter
@@ -49,6 +52,8 @@ class IreeCompileError(Exception):
 
 def compile_linalg(text: str, target: str) -> bytes:
     """A VM flatbuffer for `target` from linalg-on-tensors text."""
+    import iree.compiler as iree_compiler
+
     if target not in TARGET_FLAGS:
         raise ValueError(f"unknown target '{target}' (known: {', '.join(TARGET_FLAGS)})")
     try:
@@ -61,9 +66,19 @@ def iree_compile_command(ir_path: str, target: str) -> str:
     return " ".join(["iree-compile", ir_path, *TARGET_FLAGS[target], "-o", "module.vmfb"])
 
 
-_IMPORT_ALIGNMENT = 64  # bytes
-_HOST_MEMORY = iree_runtime.MemoryType.DEVICE_LOCAL | iree_runtime.MemoryType.HOST_VISIBLE
-_NUMPY_DTYPES: dict[object, np.dtype] = {}  # IREE element type -> numpy dtype, filled on first sight
+# DLPack's device type codes.
+_DLPACK_DEVICE_TYPES = {"cpu": 1, "cuda": 2}
+_MEMORY_TYPES = {
+    "cpu": iree_runtime.MemoryType.DEVICE_LOCAL | iree_runtime.MemoryType.HOST_VISIBLE,
+    "cuda": iree_runtime.MemoryType.DEVICE_LOCAL,
+}
+_ELEMENT_TYPES = {
+    torch.float32: iree_runtime.HalElementType.FLOAT_32, torch.float64: iree_runtime.HalElementType.FLOAT_64,
+    torch.float16: iree_runtime.HalElementType.FLOAT_16, torch.bfloat16: iree_runtime.HalElementType.BFLOAT_16,
+    torch.int64: iree_runtime.HalElementType.SINT_64, torch.int32: iree_runtime.HalElementType.SINT_32,
+    torch.int16: iree_runtime.HalElementType.SINT_16, torch.int8: iree_runtime.HalElementType.SINT_8,
+    torch.uint8: iree_runtime.HalElementType.UINT_8, torch.bool: iree_runtime.HalElementType.BOOL_8,
+}
 
 
 @dataclass
@@ -78,67 +93,83 @@ class LoadedModule:
         context = iree_runtime.SystemContext(config=self._config)
         context.add_vm_module(iree_runtime.VmModule.copy_buffer(self._config.vm_instance, self.vmfb))
         self._main = context.modules.module["main"]
-        self._context = context
+        self._device = self._config.device
         self._vm_context = context.vm_context
         self._vm_function = context.modules.module.vm_module.lookup_function("main")
-
-    def wrap_in_place(self, array: np.ndarray) -> iree_runtime.HalBufferView | None:
-        """A buffer view over `array`'s own memory (no copy), for an argument
-        the compiled code writes through its `iree.abi.output` tie or only
-        reads; None where that is not possible (non-contiguous, unknown
-        element type, GPU)."""
-        element_type = map_dtype_to_element_type(array.dtype)
-        if self.target != "cpu" or element_type is None or not array.flags.c_contiguous or array.size == 0:
-            return None
-        if array.ctypes.data % _IMPORT_ALIGNMENT:
-            # A view starting inside its storage (x[1:]) is not aligned the way
-            # IREE's buffers are; writing one through the tie crashed (found by
-            # `purity fuzz`). It goes the copy way.
-            return None
-        buffer = self._config.device.allocator.import_host_allocation(array, _HOST_MEMORY, iree_runtime.BufferUsage.DEFAULT)
-        return iree_runtime.HalBufferView(buffer, list(array.shape), element_type)
+        # IREE's default CUDA device is the first GPU, torch's cuda:0.
+        self._dlpack_device = (_DLPACK_DEVICE_TYPES[self.target], 0)
+        self._memory_type = _MEMORY_TYPES[self.target]
+        # Buffers imported through DLPack allow READ|WRITE but not the
+        # DISCARD_WRITE that IREE's transfers (copies, fills) into them need.
+        # On the CPU, memory IREE writes into is imported as a host allocation
+        # with every access instead; the GPU has no such import, so whether
+        # IREE can write a program's tied arguments in place is found out on
+        # a copy first (runtime.Executable).
+        self.written_imports_allow_transfers = self.target == "cpu"
 
     def __call__(self, arguments: list) -> list:
-        """Calls `main` and returns its results (IREE device arrays)."""
+        """Calls `main` through IREE's generic invoker (host arrays in, device arrays out)."""
         results = self._main(*arguments)
         return list(results) if isinstance(results, (list, tuple)) else [results]
 
-    def copy_in(self, array: np.ndarray) -> iree_runtime.HalBufferView:
-        """A buffer of IREE's own holding a copy of `array` (C-contiguous)."""
-        return self._config.device.allocator.allocate_buffer_copy(
-            memory_type=_HOST_MEMORY,
-            allowed_usage=iree_runtime.BufferUsage.DEFAULT,
-            device=self._config.device,
-            buffer=array,
-            element_type=map_dtype_to_element_type(array.dtype),
-        )
+    def import_tensor(self, tensor: torch.Tensor) -> iree_runtime.HalBufferView:
+        """IREE's view of the tensor's memory, without a copy (DLPack). The
+        tensor must be contiguous, on this module's device, and start on a
+        64-byte boundary; the view keeps it alive."""
+        return self._device.from_dlpack_capsule(to_dlpack(tensor))
 
-    def invoke_on_host(self, arguments: list[iree_runtime.HalBufferView], result_count: int) -> HostResults:
+    def import_written(self, tensor: torch.Tensor) -> iree_runtime.HalBufferView | None:
+        """Like `import_tensor`, for memory IREE writes into: with every
+        access where the target allows it. None where it cannot be imported."""
+        if not self.written_imports_allow_transfers:
+            return self.import_tensor(tensor)
+        element_type = _ELEMENT_TYPES.get(tensor.dtype)
+        if element_type is None or tensor.dtype == torch.bfloat16:  # numpy has no bfloat16
+            return None
+        array = tensor.numpy()
+        buffer = self._device.allocator.import_host_allocation(array, self._memory_type, iree_runtime.BufferUsage.DEFAULT)
+        return iree_runtime.HalBufferView(buffer, list(array.shape), element_type)
+
+    def copy_of(self, tensor: torch.Tensor) -> iree_runtime.HalBufferView:
+        """A buffer of IREE's own (every access allowed) holding a copy of
+        `tensor`, filled by torch through a DLPack view of it."""
+        element_type = _ELEMENT_TYPES.get(tensor.dtype)
+        if element_type is None:
+            raise TypeError(f"{tensor.dtype} tensors cannot be passed to IREE")
+        buffer = self._device.allocator.allocate_buffer(
+            memory_type=self._memory_type,
+            allowed_usage=iree_runtime.BufferUsage.DEFAULT,
+            allocation_size=max(tensor.numel() * tensor.element_size(), 1),
+        )
+        view = iree_runtime.HalBufferView(buffer, list(tensor.shape), element_type)
+        if tensor.numel():
+            from_dlpack(self._device.create_dlpack_capsule(view, *self._dlpack_device)).copy_(tensor)
+        return view
+
+    def invoke(self, arguments: list[iree_runtime.HalBufferView], result_count: int) -> DlpackResults:
         """Calls `main` straight through the VM (a few µs instead of the
-        generic invoker's ~15). CPU only: result buffers are host memory."""
+        generic invoker's ~15). Returns when its work is done."""
         argument_list = iree_runtime.VmVariantList(len(arguments))
         for view in arguments:
             argument_list.push_ref(view)
         result_list = iree_runtime.VmVariantList(result_count)
         self._vm_context.invoke(self._vm_function, argument_list, result_list)
-        return HostResults(result_list)
+        return DlpackResults(result_list, self._device, self._dlpack_device)
 
 
-class HostResults:
-    """Results of `invoke_on_host`, each mapped on first access as a host
-    array over IREE's result buffer, without a copy (the array keeps the
-    buffer alive). Results nobody reads (tied ones) are never mapped."""
+class DlpackResults:
+    """Results of `invoke`, each handed to torch on first access as a tensor
+    over IREE's result buffer, without a copy (the tensor keeps the buffer
+    alive). Results nobody reads (tied ones) are never handed over."""
 
-    def __init__(self, result_list) -> None:
+    def __init__(self, result_list, device, dlpack_device: tuple[int, int]) -> None:
         self._list = result_list
+        self._device = device
+        self._dlpack_device = dlpack_device
 
-    def __getitem__(self, index: int) -> np.ndarray:
+    def __getitem__(self, index: int) -> torch.Tensor:
         view = self._list.get_as_object(index, iree_runtime.HalBufferView)
-        element_type = view.element_type
-        dtype = _NUMPY_DTYPES.get(element_type)
-        if dtype is None:
-            dtype = _NUMPY_DTYPES[element_type] = iree_runtime.HalElementType.map_to_dtype(element_type)
-        return view.map().asarray(view.shape, dtype)
+        return from_dlpack(self._device.create_dlpack_capsule(view, *self._dlpack_device))
 
 
 def to_host(result) -> np.ndarray:

@@ -17,6 +17,7 @@ _PASS_MODULES: dict[str, tuple[str, str]] = {
     "purity-expose-input-writes": ("expose_input_writes", "ExposeInputWrites"),
     "purity-isolate-results": ("isolate_results", "IsolateResults"),
     "purity-mark-unwritten-arguments": ("mark_unwritten_arguments", "MarkUnwrittenArguments"),
+    "purity-dispatch-tied-writes": ("dispatch_tied_writes", "DispatchTiedWrites"),
 }
 
 

@@ -1,0 +1,383 @@
+"""A compiled entry at run time: what it takes, how its inputs cross to IREE,
+and how its results become the eager program's effects and outputs.
+
+Needs torch and IREE's runtime only (no torch-mlir, no IREE compiler), so a
+program saved with `CompiledProgram.save` runs where no compiler is installed
+(`torch_purity.load`).
+
+Inputs and outputs cross between torch and IREE as DLPack capsules, on the
+CPU and on the GPU alike: an imported input is IREE's view of the caller's
+memory, and an output is torch's view of IREE's result buffer. IREE may write
+into argument buffers it was not told are written (design.md), so only two
+kinds of input cross as the caller's own memory: a written input tied to its
+result (`iree.abi.output`, written in place by the compiled code) and an input
+the linalg IR only reads (`purity.unwritten`). Every other input crosses as a
+fresh copy, and every other write reaches the caller's tensor after a
+successful call. IREE checks argument shapes and types before its first
+dispatch, so a call it rejects writes nothing.
+
+On the GPU, IREE runs on its own stream. Each call first waits for torch's
+current stream, so IREE reads inputs torch has finished writing, and
+(because `main` returns only when its work is done) torch then reads finished
+results. The wait also keeps IREE from reusing memory of a freed output that
+work torch queued earlier still reads.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import torch
+import torch.utils._pytree as pytree
+
+from ..errors import PurityError
+from .iree_runtime import LoadedModule, to_host
+
+_TORCH_DTYPES = {
+    "f32": torch.float32, "f64": torch.float64, "f16": torch.float16, "bf16": torch.bfloat16,
+    "si64": torch.int64, "si32": torch.int32, "si16": torch.int16, "si8": torch.int8,
+    "ui8": torch.uint8, "i1": torch.bool,
+}
+# IREE's buffers start on 64-byte boundaries. A view starting inside its
+# storage (x[1:]) is not aligned that way; writing one through the tie
+# crashed on the CPU (found by `purity fuzz`), so such an input is copied.
+_IMPORT_ALIGNMENT = 64
+# Where IREE computes for each target, as torch names the device.
+TARGET_DEVICE_TYPES = {"cpu": "cpu", "cuda": "cuda"}
+
+
+@dataclass(frozen=True)
+class ViewGeometry:
+    sizes: tuple[int, ...]
+    strides: tuple[int, ...]
+    offset: int
+
+
+@dataclass
+class CallingConvention:
+    """How the compiled `main`'s results map back onto the eager program."""
+
+    output_results: list[int]  # result index of each program output
+    output_views: dict[int, tuple[int, ViewGeometry]]  # program output -> (input, view of it)
+    written_inputs: list[tuple[int, int]]  # (result index, input index)
+    metadata_mutations: dict[int, ViewGeometry]  # input index -> its new layout
+    result_dtypes: list[torch.dtype | None]
+    # Extra trailing arguments: (members, length) of each synthetic base, a
+    # 1-d view of the members' storage from its first element.
+    synthetic_bases: list[tuple[tuple[int, ...], int]] = field(default_factory=list)
+    # purity-functionalize's records "kind|op|location|target|view chain", for reports.
+    mutations: list[str] = field(default_factory=list)
+    # Written inputs whose final value IREE stores into their own buffer (iree.abi.output).
+    tied_inputs: set[int] = field(default_factory=set)
+    # Arguments the compiled code only reads (purity.unwritten, from the linalg IR).
+    unwritten_inputs: set[int] = field(default_factory=set)
+
+    def arguments(self, tensors: list[torch.Tensor]) -> list[torch.Tensor]:
+        """The compiled function's arguments: the inputs, then each synthetic
+        base as a view of its members' storage (writes to it reach them all)."""
+        bases = [torch.as_strided(tensors[members[0]], (length,), (1,), 0) for members, length in self.synthetic_bases]
+        return [*tensors, *bases]
+
+    def to_json(self) -> dict[str, object]:
+        def geometry(view: ViewGeometry) -> list[object]:
+            return [list(view.sizes), list(view.strides), view.offset]
+
+        return {
+            "output_results": self.output_results,
+            "output_views": [[output, input_index, geometry(view)] for output, (input_index, view) in self.output_views.items()],
+            "written_inputs": [list(pair) for pair in self.written_inputs],
+            "metadata_mutations": [[index, geometry(view)] for index, view in self.metadata_mutations.items()],
+            "result_dtypes": [_dtype_name(dtype) for dtype in self.result_dtypes],
+            "synthetic_bases": [[list(members), length] for members, length in self.synthetic_bases],
+            "mutations": self.mutations,
+            "tied_inputs": sorted(self.tied_inputs),
+            "unwritten_inputs": sorted(self.unwritten_inputs),
+        }
+
+    @classmethod
+    def from_json(cls, data: dict) -> CallingConvention:
+        def geometry(value: list) -> ViewGeometry:
+            sizes, strides, offset = value
+            return ViewGeometry(tuple(sizes), tuple(strides), offset)
+
+        return cls(
+            output_results=list(data["output_results"]),
+            output_views={output: (input_index, geometry(view)) for output, input_index, view in data["output_views"]},
+            written_inputs=[(result, input_index) for result, input_index in data["written_inputs"]],
+            metadata_mutations={index: geometry(view) for index, view in data["metadata_mutations"]},
+            result_dtypes=[getattr(torch, name) if name else None for name in data["result_dtypes"]],
+            synthetic_bases=[(tuple(members), length) for members, length in data["synthetic_bases"]],
+            mutations=list(data["mutations"]),
+            tied_inputs=set(data["tied_inputs"]),
+            unwritten_inputs=set(data["unwritten_inputs"]),
+        )
+
+
+def _dtype_name(dtype: torch.dtype | None) -> str | None:
+    return None if dtype is None else str(dtype).removeprefix("torch.")
+
+
+def dtype_of_type_text(type_text: str) -> torch.dtype | None:
+    """The torch dtype of a `!torch.vtensor<[...],f32>` type's text."""
+    element = type_text.rsplit(",", 1)[-1].rstrip(">")
+    return _TORCH_DTYPES.get(element)
+
+
+# ----------------------------------------------------------------------------
+# Signatures and argument structure
+# ----------------------------------------------------------------------------
+
+
+def input_signature(args: Sequence[object]) -> tuple:
+    """What a compiled entry depends on: tensor layouts, storage sharing, other values.
+
+    Runs on every call, so it reads only cheap attributes (under 1 µs per
+    tensor; `benchmarks/guard_cost.py`)."""
+    storages: dict[int, int] = {}
+    objects: dict[int, int] = {}
+    key: list[object] = []
+    append = key.append
+    for position, arg in enumerate(args):
+        if isinstance(arg, torch.Tensor):
+            storage = arg.untyped_storage().data_ptr()
+            group = storages.setdefault(storage, len(storages)) if arg.numel() else -1
+            # The same object twice differs from two views of one storage: a
+            # metadata mutation of one is then seen through the other.
+            same_object_as = objects.setdefault(id(arg), position)
+            append((arg.shape, arg.dtype, arg.stride(), arg.storage_offset(), arg.device, group, same_object_as))
+        else:
+            try:
+                hash(arg)
+                append(("value", type(arg), arg))
+            except TypeError:
+                append(("value", type(arg), repr(arg)))
+    return tuple(key)
+
+
+def flatten_arguments(state: Sequence[object], args: Sequence[object]) -> tuple[list[object], object]:
+    """The leaves of `[*state, *args]` and their structure. Arguments that are
+    leaves or flat lists/tuples of leaves (an optimizer's parameter lists) are
+    flattened here, cheaply on every call; anything nested goes to pytree."""
+    leaves = list(state)
+    shape: list[object] = [None] * len(state)
+    for arg in args:
+        kind = type(arg)
+        if kind is list or kind is tuple:
+            for item in arg:
+                if isinstance(item, (list, tuple, dict)):
+                    return pytree.tree_flatten([*state, *args])
+            leaves.extend(arg)
+            shape.append((kind, len(arg)))
+        elif isinstance(arg, (list, tuple, dict)):
+            return pytree.tree_flatten([*state, *args])
+        else:
+            leaves.append(arg)
+            shape.append(None)
+    return leaves, tuple(shape)
+
+
+def unflatten_arguments(leaves: list[object], structure: object) -> list[object]:
+    """The inverse of `flatten_arguments`: state and arguments, in order."""
+    if not isinstance(structure, tuple):
+        return pytree.tree_unflatten(leaves, structure)
+    values, position = [], 0
+    for entry in structure:
+        if entry is None:
+            values.append(leaves[position])
+            position += 1
+        else:
+            kind, length = entry
+            values.append(kind(leaves[position : position + length]))
+            position += length
+    return values
+
+
+# ----------------------------------------------------------------------------
+# One compiled entry's call
+# ----------------------------------------------------------------------------
+
+
+@dataclass
+class Executable:
+    """A compiled `main` and how to call it like the eager program."""
+
+    convention: CallingConvention
+    module: LoadedModule
+    tensor_positions: list[int]  # which of the flat arguments are the tensor inputs
+    # [TreeSpec, {leaf index: constant}] of the program's return value, filled
+    # when the program is traced (or read from a saved program).
+    output_spec: list = field(default_factory=list)
+
+    # Per input slot: (data_ptr, buffer view over the caller's memory, storage
+    # address range) of the last call, reused while the same memory comes
+    # again. Holding the view keeps that tensor's storage alive until another
+    # tensor takes the slot.
+    imports: dict[int, tuple[int, object, tuple[int, int]]] = field(default_factory=dict)
+    zero_copy_inputs: set[int] | None = None
+    # How tied inputs cross: "unchecked" until a call has shown how, then
+    # "in place" or "copied". Where IREE's imports of written memory refuse
+    # transfers (the GPU: DLPack buffers allow no DISCARD_WRITE), the first
+    # call passes each tied input as an imported copy, so a program that
+    # still writes one with a copy or fill fails there with the caller's
+    # tensors untouched, and its tied inputs are copied from then on.
+    tied_inputs_cross: str = "unchecked"
+    output_form: str | None = None  # "leaf", "tuple" or "tree", found on the first call
+
+    def run(self, args: Sequence[object]):
+        convention = self.convention
+        tensors = convention.arguments([args[i] for i in self.tensor_positions])
+        device_type = TARGET_DEVICE_TYPES[self.module.target]
+        try:
+            if all(t.device.type == device_type for t in tensors):
+                results, imported = self._invoke_in_place(tensors)
+            else:
+                results, imported = self._invoke_generic(tensors)
+        except PurityError:
+            raise
+        except Exception as error:  # argument checks fail before any write
+            raise PurityError("run", f"{type(error).__name__}: {error}") from error
+        if self.tied_inputs_cross == "unchecked":
+            self.tied_inputs_cross = "in place"
+            self.zero_copy_inputs = None  # tied inputs join from the next call
+
+        in_place = convention.tied_inputs.intersection(imported)
+        copied_back = [(r, i) for r, i in convention.written_inputs if i not in in_place]
+        if copied_back or convention.metadata_mutations:
+            with torch.no_grad():
+                for result_index, input_index in copied_back:
+                    # Straight from IREE's buffer into the caller's tensor: one copy.
+                    tensors[input_index].copy_(results[result_index])
+                for input_index, layout in convention.metadata_mutations.items():
+                    tensors[input_index].as_strided_(layout.sizes, layout.strides, layout.offset)
+        outputs = []
+        handed_out: list[tuple[int, int]] | None = None
+        for output, result_index in enumerate(convention.output_results):
+            if output in convention.output_views:
+                input_index, view = convention.output_views[output]
+                outputs.append(tensors[input_index].as_strided(view.sizes, view.strides, view.offset))
+                continue
+            if handed_out is None:
+                handed_out = [self.imports[i][2] for i in imported]
+            outputs.append(_hand_out(results[result_index], convention.result_dtypes[result_index], handed_out))
+        return self._rebuild_outputs(outputs)
+
+    def _rebuild_outputs(self, outputs: list[torch.Tensor]):
+        """The program's return value (its pytree, with non-tensor leaves) from the tensor outputs."""
+        spec, constants = self.output_spec
+        if self.output_form is None:
+            simple = not constants and (spec.is_leaf() or (spec.type is tuple and all(c.is_leaf() for c in spec.children())))
+            self.output_form = ("leaf" if spec.is_leaf() else "tuple") if simple else "tree"
+        # The common forms, without pytree's cost on every call.
+        if self.output_form == "leaf":
+            return outputs[0]
+        if self.output_form == "tuple":
+            return tuple(outputs)
+        leaves, tensor_outputs = [], iter(outputs)
+        for index in range(spec.num_leaves):
+            leaves.append(constants[index] if index in constants else next(tensor_outputs))
+        return pytree.tree_unflatten(leaves, spec)
+
+    def _invoke_in_place(self, tensors: list[torch.Tensor]):
+        """Inputs on the target's device: tied inputs (written in place) and
+        inputs IREE only reads go as the caller's own memory (returned: their
+        indices); the others as copies in buffers of IREE's own."""
+        if self.zero_copy_inputs is None:
+            self.zero_copy_inputs = self._zero_copy_candidates(tensors)
+        module = self.module
+        probing = self.tied_inputs_cross == "unchecked" and not module.written_imports_allow_transfers
+        arguments, imported = [], []
+        for index, tensor in enumerate(tensors):
+            view = self._import(index, tensor) if index in self.zero_copy_inputs else None
+            if view is not None:
+                arguments.append(view)
+                imported.append(index)
+            elif probing and index in self.convention.tied_inputs:
+                # Imported like the caller's memory will be, but a copy.
+                arguments.append(module.import_tensor(tensor.detach().clone(memory_format=torch.contiguous_format)))
+            else:
+                arguments.append(module.copy_of(tensor.detach()))
+        if module.target == "cuda" and tensors:
+            torch.cuda.current_stream(tensors[0].device).synchronize()
+        try:
+            return module.invoke(arguments, len(self.convention.result_dtypes)), imported
+        except RuntimeError as error:
+            if not probing or "PERMISSION_DENIED" not in str(error):
+                raise
+        # Nothing of the caller's was written: IREE validates a submission's
+        # buffers before running any of it, and only copies were writable.
+        self.tied_inputs_cross = "copied"
+        self.zero_copy_inputs = None
+        return self._invoke_in_place(tensors)
+
+    def _zero_copy_candidates(self, tensors: list[torch.Tensor]) -> set[int]:
+        """Tied inputs (where they can cross in place), and inputs IREE cannot write
+        (purity.unwritten) that share no storage with a tied input: such a
+        view would see the write before IREE's reads of it, unlike the copy
+        the program was compiled for."""
+        convention = self.convention
+        tied_storages = {tensors[i].untyped_storage().data_ptr() for i in convention.tied_inputs}
+        tied_in_place = self.tied_inputs_cross == "in place" or (
+            self.tied_inputs_cross == "unchecked" and self.module.written_imports_allow_transfers
+        )
+        tied = convention.tied_inputs if tied_in_place else set()
+        return set(tied) | {
+            i for i in convention.unwritten_inputs if tensors[i].untyped_storage().data_ptr() not in tied_storages
+        }
+
+    def _import(self, index: int, tensor: torch.Tensor):
+        """IREE's view of the caller's memory, or None where it must be a copy."""
+        address = tensor.data_ptr()
+        cached = self.imports.get(index)
+        if cached is not None and cached[0] == address:
+            return cached[1]  # the entry's signature fixes device, dtype and layout
+        if not tensor.is_contiguous() or tensor.numel() == 0 or address % _IMPORT_ALIGNMENT:
+            return None
+        if index in self.convention.tied_inputs:
+            view = self.module.import_written(tensor.detach())
+        else:
+            view = self.module.import_tensor(tensor.detach())
+        if view is not None:
+            self.imports[index] = (address, view, _address_range(tensor))
+        return view
+
+    def _invoke_generic(self, tensors: list[torch.Tensor]) -> tuple[list[torch.Tensor], list[int]]:
+        """Inputs on another device than the target's (CPU tensors for the
+        cuda target): host copies through IREE's invoker, host results."""
+        results = self.module([_host_array(t) for t in tensors])
+        return [torch.from_numpy(to_host(r)) for r in results], []
+
+
+def _address_range(tensor: torch.Tensor) -> tuple[int, int]:
+    start = tensor.untyped_storage().data_ptr()
+    return start, start + tensor.untyped_storage().nbytes()
+
+
+def _host_array(tensor: torch.Tensor) -> np.ndarray:
+    """The tensor as a C-contiguous host array for IREE's invoker, which
+    copies it into a buffer of its own (test_iree_copies_host_array_arguments)."""
+    if tensor.dtype == torch.bfloat16:
+        raise PurityError("run", "bfloat16 inputs on another device than the target's are not supported")
+    array = tensor.detach().cpu().numpy()
+    if array.flags.c_contiguous:
+        return array
+    # np.ascontiguousarray would turn a 0-d array into shape (1,).
+    return np.array(array, copy=True, order="C")
+
+
+def _hand_out(result: torch.Tensor, dtype: torch.dtype | None, handed_out: list[tuple[int, int]]) -> torch.Tensor:
+    """An output over IREE's result buffer, without a copy, unless that memory
+    is already somebody's: a caller's tensor handed over in place, or an
+    earlier output (CSE can merge two outputs into one buffer). `handed_out`
+    collects the ranges given away so far."""
+    start = result.data_ptr()
+    end = start + result.numel() * result.element_size()
+    for other_start, other_end in handed_out:
+        if start < other_end and other_start < end:
+            result = result.clone()
+            break
+    else:
+        if end > start:
+            handed_out.append((start, end))
+    return result.to(dtype) if dtype is not None and result.dtype != dtype else result

@@ -1,0 +1,150 @@
+"""Compiled programs saved to a folder, and loaded where no compiler is installed.
+
+`CompiledProgram.save(folder)` writes `program.json` and one `entry-N.vmfb`
+per compiled entry (per input signature the program was called or compiled
+with). `torch_purity.load(folder)` reads them back with torch and IREE's
+runtime only: compile for `cuda` on a build machine without a GPU, run on a
+GPU machine without torch-mlir or IREE's compiler.
+
+A loaded program runs exactly the entries that were saved: a call whose
+inputs match none of them (shapes, dtypes, strides, storage offsets, which
+inputs share storage, values of non-tensor inputs) is refused with the
+signatures it does take, since nothing can be compiled there. The device is
+not part of a saved signature: inputs on the target's device cross without
+copies, others as host copies. CPU entries are compiled for the build
+machine's processor (`--iree-llvmcpu-target-cpu=host`).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import torch
+import torch.utils._pytree as pytree
+
+from ..errors import PurityError
+from .iree_runtime import LoadedModule
+from .runtime import CallingConvention, Executable, flatten_arguments, input_signature
+
+FORMAT = "purity-saved-program"
+VERSION = 1
+
+
+def portable_signature(structure: object, signature: tuple) -> str:
+    """`input_signature` and the argument structure as text, without devices."""
+    if isinstance(structure, tuple):
+        structure_text = repr(tuple(None if s is None else (s[0].__name__, s[1]) for s in structure))
+    else:
+        structure_text = pytree.treespec_dumps(structure)
+    parts = []
+    for item in signature:
+        if item[0] == "value":
+            parts.append(("value", item[1].__name__, repr(item[2])))
+        else:
+            shape, dtype, strides, offset, _device, group, same_object_as = item
+            parts.append((tuple(shape), str(dtype), tuple(strides), offset, group, same_object_as))
+    return repr((structure_text, tuple(parts)))
+
+
+def _describe(signature: tuple) -> str:
+    """A reader's summary of a signature: `float32[64, 32], 3`."""
+    parts = []
+    for item in signature:
+        if item[0] == "value":
+            parts.append(repr(item[2]))
+        else:
+            parts.append(f"{str(item[1]).removeprefix('torch.')}{list(item[0])}")
+    return ", ".join(parts)
+
+
+def save_program(entries: dict[tuple, Executable], target: str, state_names: list[str] | None, folder: str | Path) -> Path:
+    """Writes the entries (keyed like `CompiledProgram.cache`) to `folder`."""
+    if not entries:
+        raise PurityError("save", "nothing is compiled yet: call the program or pass example inputs to compile() first")
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    records = []
+    for number, ((structure, signature), entry) in enumerate(entries.items()):
+        spec, constants = entry.output_spec
+        for index, value in constants.items():
+            if not isinstance(value, (bool, int, float, str, type(None))):
+                raise PurityError("save", f"output {index} is a {type(value).__name__}, which cannot be saved")
+        vmfb = f"entry-{number}.vmfb"
+        (folder / vmfb).write_bytes(entry.module.vmfb)
+        records.append(
+            {
+                "signature": portable_signature(structure, signature),
+                "inputs": _describe(signature),
+                "tensor_positions": entry.tensor_positions,
+                "convention": entry.convention.to_json(),
+                "outputs": pytree.treespec_dumps(spec),
+                "output_constants": [[index, value] for index, value in constants.items()],
+                "vmfb": vmfb,
+            }
+        )
+    program = {"format": FORMAT, "version": VERSION, "target": target, "state_names": state_names, "entries": records}
+    (folder / "program.json").write_text(json.dumps(program, indent=1))
+    return folder
+
+
+class SavedProgram:
+    """What `torch_purity.load` returns: call it like the eager program."""
+
+    def __init__(self, folder: Path, program: dict, module: torch.nn.Module | None) -> None:
+        self.folder = folder
+        self.target: str = program["target"]
+        self._module = module
+        self._state_names: list[str] | None = program["state_names"]
+        self.entries: dict[str, Executable] = {}
+        self._inputs: list[str] = []
+        for record in program["entries"]:
+            executable = Executable(
+                convention=CallingConvention.from_json(record["convention"]),
+                module=LoadedModule(self.target, (folder / record["vmfb"]).read_bytes()),
+                tensor_positions=list(record["tensor_positions"]),
+                output_spec=[pytree.treespec_loads(record["outputs"]), dict(record["output_constants"])],
+            )
+            self.entries[record["signature"]] = executable
+            self._inputs.append(record["inputs"])
+
+    def _state(self) -> list[torch.Tensor]:
+        if self._module is None:
+            return []
+        return [t for _, t in self._module.named_parameters()] + [t for _, t in self._module.named_buffers()]
+
+    def __call__(self, *args):
+        leaves, structure = flatten_arguments(self._state(), args)
+        key = portable_signature(structure, input_signature(leaves))
+        entry = self.entries.get(key)
+        if entry is None:
+            taken = "; ".join(f"({inputs})" for inputs in self._inputs)
+            raise PurityError(
+                "call",
+                f"{self.folder} holds no compiled entry for these inputs "
+                f"({_describe(input_signature(leaves))}); it takes: {taken}. "
+                "Compile and save the program with inputs like these.",
+            )
+        return entry.run(leaves)
+
+
+def load(folder: str | Path, module: torch.nn.Module | None = None) -> SavedProgram:
+    """A program saved with `CompiledProgram.save`. For a compiled
+    nn.Module, pass a module of the same structure: its parameters and
+    buffers are the program's state (and are updated like eager's)."""
+    folder = Path(folder)
+    try:
+        program = json.loads((folder / "program.json").read_text())
+    except (OSError, ValueError) as error:
+        raise PurityError("load", f"{folder} is not a saved Purity program: {error}") from None
+    if program.get("format") != FORMAT or program.get("version") != VERSION:
+        raise PurityError("load", f"{folder}/program.json is not a {FORMAT} of version {VERSION}")
+    names = program["state_names"]
+    if (names is None) != (module is None):
+        wanted = "an nn.Module's" if names is not None else "a function's"
+        raise PurityError("load", f"{folder} holds {wanted} program: pass module= exactly when it was compiled from a module")
+    if module is not None:
+        given = [f"param:{n}" for n, _ in module.named_parameters()] + [f"buffer:{n}" for n, _ in module.named_buffers()]
+        if given != names:
+            raise PurityError("load", f"the module's parameters and buffers ({given}) are not the saved program's ({names})")
+    return SavedProgram(folder, program, module)

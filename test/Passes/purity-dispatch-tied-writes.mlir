@@ -1,0 +1,98 @@
+// RUN: purity-opt %s --purity-dispatch-tied-writes --split-input-file | filecheck %s
+
+// A KV-cache row write into a tied argument: the row passes through a generic
+// that reads the destination row (the bits compared, the row's value kept),
+// and that generic's result is inserted.
+// CHECK-LABEL: func.func @row_write(
+// CHECK-SAME: %[[CACHE:[a-z0-9]+]]: tensor<64x32xf32> {iree.abi.output = 0 : index}
+// CHECK-SAME: %[[ROW:[a-z0-9]+]]: tensor<1x32xf32>
+// CHECK: %[[OLD:.*]] = tensor.extract_slice %[[CACHE]][3, 0] [1, 32] [1, 1] : tensor<64x32xf32> to tensor<1x32xf32>
+// CHECK: %[[NEW:.*]] = linalg.generic {{.*}} ins(%[[ROW]] : tensor<1x32xf32>) outs(%[[OLD]] : tensor<1x32xf32>)
+// CHECK: ^bb0(%[[IN:.*]]: f32, %[[OUT:.*]]: f32):
+// CHECK: %[[IN_BITS:.*]] = arith.bitcast %[[IN]] : f32 to i32
+// CHECK: %[[OUT_BITS:.*]] = arith.bitcast %[[OUT]] : f32 to i32
+// CHECK: %[[DIFF:.*]] = arith.xori %[[IN_BITS]], %[[OUT_BITS]] : i32
+// CHECK: %[[SAME:.*]] = arith.cmpi eq, %[[DIFF]], %{{.*}} : i32
+// CHECK: %[[KEPT:.*]] = arith.select %[[SAME]], %[[OUT]], %[[IN]] : f32
+// CHECK: linalg.yield %[[KEPT]] : f32
+// CHECK: %[[WRITTEN:.*]] = tensor.insert_slice %[[NEW]] into %[[CACHE]][3, 0] [1, 32] [1, 1]
+// CHECK: return %[[WRITTEN]]
+func.func @row_write(%cache: tensor<64x32xf32> {iree.abi.output = 0 : index}, %row: tensor<1x32xf32>) -> tensor<64x32xf32> {
+  %written = tensor.insert_slice %row into %cache[3, 0] [1, 32] [1, 1] : tensor<1x32xf32> into tensor<64x32xf32>
+  return %written : tensor<64x32xf32>
+}
+
+// -----
+
+// Two writes in a chain, the second result tied (to the argument's result
+// index 1): both writes read their destination. An integer element needs no
+// bitcast.
+// CHECK-LABEL: func.func @chain_of_writes(
+// CHECK-SAME: %[[X:[a-z0-9]+]]: tensor<8x4xi64> {iree.abi.output = 1 : index}
+// CHECK-NOT: arith.bitcast
+// CHECK: %[[OLD0:.*]] = tensor.extract_slice %[[X]][0, 0] [1, 4] [1, 1] : tensor<8x4xi64> to tensor<4xi64>
+// CHECK: %[[NEW0:.*]] = linalg.generic {{.*}} outs(%[[OLD0]] : tensor<4xi64>)
+// CHECK: arith.xori %{{.*}}, %{{.*}} : i64
+// CHECK: %[[FIRST:.*]] = tensor.insert_slice %[[NEW0]] into %[[X]][0, 0] [1, 4] [1, 1] : tensor<4xi64> into tensor<8x4xi64>
+// CHECK: %[[OLD1:.*]] = tensor.extract_slice %[[FIRST]][5, 0] [1, 4] [1, 1] : tensor<8x4xi64> to tensor<4xi64>
+// CHECK: %[[NEW1:.*]] = linalg.generic {{.*}} outs(%[[OLD1]] : tensor<4xi64>)
+// CHECK: %[[SECOND:.*]] = tensor.insert_slice %[[NEW1]] into %[[FIRST]][5, 0] [1, 4] [1, 1] : tensor<4xi64> into tensor<8x4xi64>
+// CHECK: return %{{.*}}, %[[SECOND]]
+func.func @chain_of_writes(%x: tensor<8x4xi64> {iree.abi.output = 1 : index}, %a: tensor<4xi64>, %b: tensor<4xi64>) -> (tensor<i64>, tensor<8x4xi64>) {
+  %first = tensor.insert_slice %a into %x[0, 0] [1, 4] [1, 1] : tensor<4xi64> into tensor<8x4xi64>
+  %second = tensor.insert_slice %b into %first[5, 0] [1, 4] [1, 1] : tensor<4xi64> into tensor<8x4xi64>
+  %c0 = arith.constant dense<0> : tensor<i64>
+  return %c0, %second : tensor<i64>, tensor<8x4xi64>
+}
+
+// -----
+
+// A write whose result is not tied (copied back by the runtime, or an
+// intermediate value): left alone.
+// CHECK-LABEL: func.func @untied_write(
+// CHECK-NOT: linalg.generic
+// CHECK-NOT: tensor.extract_slice
+// CHECK: tensor.insert_slice
+func.func @untied_write(%x: tensor<8x4xf32>, %row: tensor<1x4xf32>) -> tensor<8x4xf32> {
+  %written = tensor.insert_slice %row into %x[2, 0] [1, 4] [1, 1] : tensor<1x4xf32> into tensor<8x4xf32>
+  return %written : tensor<8x4xf32>
+}
+
+// -----
+
+// A slice filled with a constant (`x[1:3] = 0`), half precision: the fill
+// still produces the value, the generic reads the destination.
+// CHECK-LABEL: func.func @filled_slice(
+// CHECK-SAME: %[[X:[a-z0-9]+]]: tensor<8x4xf16> {iree.abi.output = 0 : index}
+// CHECK: %[[FILL:.*]] = linalg.fill
+// CHECK: %[[OLD:.*]] = tensor.extract_slice %[[X]][1, 0] [2, 4] [1, 1]
+// CHECK: %[[NEW:.*]] = linalg.generic {{.*}} ins(%[[FILL]] : tensor<2x4xf16>) outs(%[[OLD]] : tensor<2x4xf16>)
+// CHECK: arith.bitcast %{{.*}} : f16 to i16
+// CHECK: tensor.insert_slice %[[NEW]] into %[[X]][1, 0] [2, 4] [1, 1]
+func.func @filled_slice(%x: tensor<8x4xf16> {iree.abi.output = 0 : index}) -> tensor<8x4xf16> {
+  %zero = arith.constant 0.0 : f16
+  %empty = tensor.empty() : tensor<2x4xf16>
+  %fill = linalg.fill ins(%zero : f16) outs(%empty : tensor<2x4xf16>) -> tensor<2x4xf16>
+  %written = tensor.insert_slice %fill into %x[1, 0] [2, 4] [1, 1] : tensor<2x4xf16> into tensor<8x4xf16>
+  return %written : tensor<8x4xf16>
+}
+
+// -----
+
+// A pointwise update written in place by a dispatch that reads the argument
+// needs nothing: no insert_slice, nothing added.
+// CHECK-LABEL: func.func @pointwise_update(
+// CHECK-NOT: tensor.extract_slice
+// CHECK: linalg.generic
+// CHECK-NOT: arith.xori
+// CHECK: return
+#map = affine_map<(d0) -> (d0)>
+func.func @pointwise_update(%x: tensor<8xf32> {iree.abi.output = 0 : index}) -> tensor<8xf32> {
+  %empty = tensor.empty() : tensor<8xf32>
+  %doubled = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel"]} ins(%x : tensor<8xf32>) outs(%empty : tensor<8xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %sum = arith.addf %in, %in : f32
+    linalg.yield %sum : f32
+  } -> tensor<8xf32>
+  return %doubled : tensor<8xf32>
+}

@@ -1,0 +1,167 @@
+"""Programs saved with CompiledProgram.save and run with torch_purity.load
+(torch and IREE's runtime only), and the way tied inputs cross where IREE's
+imports of written memory refuse transfers (the GPU's DLPack imports),
+exercised here on the CPU."""
+
+import copy
+import json
+import subprocess
+import sys
+import textwrap
+
+import pytest
+import torch
+
+import torch_purity
+from torch_purity import PurityError
+from torch_purity.checking import clone_preserving_aliasing, compare
+
+
+def write_row(cache, row, position: int):
+    cache[position] = row
+    return cache[: position + 1].sum(0)
+
+
+def sgd_step(param, grad, momentum_buffer):
+    momentum_buffer.mul_(0.9).add_(grad)
+    param.add_(momentum_buffer, alpha=-0.1)
+    return param.sum()
+
+
+def kv_inputs(seed: int):
+    generator = torch.Generator().manual_seed(seed)
+    return torch.randn(64, 16, generator=generator), torch.randn(16, generator=generator), 5
+
+
+def test_loaded_program_runs_without_the_compiler(tmp_path):
+    """Saved here, loaded in a process where importing torch-mlir or IREE's
+    compiler fails: outputs, the cache after the call and output aliasing
+    match eager."""
+    compiled = torch_purity.compile(write_row, *kv_inputs(0))
+    compiled.save(tmp_path / "program")
+    script = textwrap.dedent(
+        f"""
+        import importlib.abc, sys
+        class NoCompiler(importlib.abc.MetaPathFinder):
+            def find_spec(self, name, path=None, target=None):
+                if name.split(".")[0] == "torch_mlir" or name.startswith("iree.compiler"):
+                    raise ImportError("no compiler here: " + name)
+        sys.meta_path.insert(0, NoCompiler())
+        import torch, torch_purity
+        from torch_purity.checking import compare
+        sys.path.insert(0, {str(__file__.rsplit('/', 1)[0])!r})
+        from test_saved_programs import kv_inputs, write_row
+        loaded = torch_purity.load({str(tmp_path / 'program')!r})
+        for seed in (1, 2):
+            report = compare(write_row, loaded, kv_inputs(seed))
+            assert report.ok, report.problems
+        print("ok", "torch_mlir" in sys.modules)
+        """
+    )
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert result.stdout.split() == ["ok", "False"]
+
+
+def test_loaded_program_refuses_inputs_it_was_not_compiled_for(tmp_path):
+    compiled = torch_purity.compile(write_row, *kv_inputs(0))
+    loaded = torch_purity.load(compiled.save(tmp_path / "program"))
+    cache, row = torch.zeros(32, 16), torch.ones(16)
+    with pytest.raises(PurityError) as error:
+        loaded(cache, row, 5)
+    assert "takes: (float32[64, 16], float32[16], 5)" in str(error.value) and "float32[32, 16]" in str(error.value)
+    assert torch.equal(cache, torch.zeros(32, 16))
+    with pytest.raises(PurityError, match="takes"):
+        loaded(*kv_inputs(0)[:2], 6)  # another position: compiled for 5 only
+
+
+def test_every_compiled_entry_is_saved(tmp_path):
+    compiled = torch_purity.compile(write_row, *kv_inputs(0))
+    compiled(torch.randn(8, 16), torch.randn(16), 2)
+    loaded = torch_purity.load(compiled.save(tmp_path / "program"))
+    assert len(loaded.entries) == 2
+    assert compare(write_row, loaded, (torch.randn(8, 16), torch.randn(16), 2)).ok
+
+
+def test_saved_module_updates_the_given_modules_state(tmp_path):
+    model = torch.nn.BatchNorm1d(6)
+    x = torch.randn(10, 6)
+    compiled = torch_purity.compile(model, x)
+    compiled.save(tmp_path / "bn")
+    eager_model, loaded_model = copy.deepcopy(model), copy.deepcopy(model)
+    loaded = torch_purity.load(tmp_path / "bn", module=loaded_model)
+    for _ in range(2):
+        assert torch.allclose(loaded(x), eager_model(x), atol=1e-5)
+    assert torch.allclose(loaded_model.running_mean, eager_model.running_mean, atol=1e-6)
+    assert torch.equal(loaded_model.num_batches_tracked, eager_model.num_batches_tracked)
+    with pytest.raises(PurityError, match="module="):
+        torch_purity.load(tmp_path / "bn")
+    with pytest.raises(PurityError, match="parameters and buffers"):
+        torch_purity.load(tmp_path / "bn", module=torch.nn.Linear(6, 6))
+
+
+def test_save_and_load_report_bad_requests(tmp_path):
+    with pytest.raises(PurityError, match="nothing is compiled yet"):
+        torch_purity.compile(write_row).save(tmp_path / "empty")
+    with pytest.raises(PurityError, match="not a saved Purity program"):
+        torch_purity.load(tmp_path / "missing")
+    (tmp_path / "other").mkdir()
+    (tmp_path / "other" / "program.json").write_text(json.dumps({"format": "something else"}))
+    with pytest.raises(PurityError, match="not a purity-saved-program"):
+        torch_purity.load(tmp_path / "other")
+
+
+def _without_transfers_into_imports(compiled, *inputs):
+    """The entry for `inputs`, set up to import written memory the way the GPU
+    does (DLPack: no transfers into it)."""
+    entry, _ = compiled.entry_for(*inputs)
+    entry.module.written_imports_allow_transfers = False
+    return entry
+
+
+def test_row_write_crosses_in_place_after_a_checked_first_call():
+    """A row write is a dispatch that reads its destination
+    (purity-dispatch-tied-writes): the first call writes a copy, the next ones
+    write the caller's cache itself."""
+    cache, row, position = kv_inputs(0)
+    compiled = torch_purity.compile(write_row, cache, row, position)
+    entry = _without_transfers_into_imports(compiled, cache, row, position)
+    assert entry.convention.tied_inputs == {0}
+    for call in range(3):
+        row = torch.randn(16)
+        expected = cache.clone()
+        want = write_row(expected, row, position)
+        got = compiled(cache, row, position)
+        assert torch.allclose(got, want, atol=1e-5) and torch.equal(cache, expected)
+        assert (0 in entry.imports) == (call > 0), f"call {call}: the cache crossed the wrong way"
+    assert entry.tied_inputs_cross == "in place"
+    assert entry.imports[0][0] == cache.data_ptr()
+
+
+def test_tied_inputs_written_by_a_transfer_fall_back_to_copies():
+    """IREE writes the parameter's new value with a copy (it is also summed):
+    refused on the first call, which only wrote copies; the tied inputs are
+    copied from then on, and every call matches eager."""
+    inputs = tuple(torch.randn(32, 32) for _ in range(3))
+    compiled = torch_purity.compile(sgd_step, *inputs)
+    entry = _without_transfers_into_imports(compiled, *inputs)
+    assert entry.convention.tied_inputs == {0, 2}
+    for _ in range(2):
+        expected = clone_preserving_aliasing(inputs)
+        want = sgd_step(*expected)
+        got = compiled(*inputs)
+        assert torch.allclose(got, want, atol=1e-4)
+        for tensor, eager in zip(inputs, expected):
+            assert torch.allclose(tensor, eager, atol=1e-6)
+    assert entry.tied_inputs_cross == "copied"
+    assert not {0, 2} & set(entry.imports)
+
+
+def test_bfloat16_inputs_cross_to_iree():
+    def scale_in_place(x, y):
+        x.mul_(2)
+        return x + y
+
+    inputs = (torch.randn(16).to(torch.bfloat16), torch.randn(16).to(torch.bfloat16))
+    report = compare(scale_in_place, torch_purity.compile(scale_in_place), inputs, atol=1e-2, rtol=1e-2)
+    assert report.ok, report.problems
