@@ -15,10 +15,10 @@ import torch
 import torch.utils._pytree as pytree
 
 
-def clone_preserving_aliasing(values: Sequence[object]) -> list[object]:
+def clone_preserving_aliasing(values: Sequence[object], device: torch.device | str | None = None) -> list[object]:
     """Copies tensors (also inside lists, tuples and dicts) storage by storage,
     rebuilding each with its layout, so inputs that shared storage still do
-    (and others still do not)."""
+    (and others still do not). With `device`, the copies live there."""
     leaves, structure = pytree.tree_flatten(list(values))
     storages: dict[int, torch.Tensor] = {}
     objects: dict[int, torch.Tensor] = {}  # the same tensor object twice stays one object
@@ -33,11 +33,11 @@ def clone_preserving_aliasing(values: Sequence[object]) -> list[object]:
         storage = value.untyped_storage()
         key = storage.data_ptr() if storage.nbytes() else id(value)
         if key not in storages:
-            flat = torch.empty(0, dtype=value.dtype)
+            flat = torch.empty(0, dtype=value.dtype, device=value.device)
             flat.set_(storage)  # a 1-d view of the whole storage in the tensor's dtype
-            storages[key] = flat.clone()
+            storages[key] = flat.clone() if device is None else flat.to(device, copy=True)
         base = storages[key]
-        view = torch.empty(0, dtype=value.dtype)
+        view = torch.empty(0, dtype=value.dtype, device=base.device)
         view.set_(base.untyped_storage(), value.storage_offset(), value.shape, value.stride())
         objects[id(value)] = view
         cloned.append(view)

@@ -7,11 +7,14 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
+from functools import cached_property
 
 import iree.runtime as iree_runtime
 import numpy as np
 import torch
 from torch.utils.dlpack import from_dlpack, to_dlpack
+
+from ..errors import PurityError
 
 # IREE demotes f64 to f32 by default; eager computes in f64. Constant-
 # expression hoisting in IREE 3.13 miscompiles small i64 constants (a scatter
@@ -81,21 +84,26 @@ _ELEMENT_TYPES = {
 }
 
 
+@dataclass(frozen=True)
+class _Opened:
+    """A device and a context holding the module, opened on first use."""
+
+    device: object
+    main: object  # IREE's generic invoker of `main`
+    vm_context: object
+    vm_function: object
+    keep: object  # the SystemContext that owns the rest
+
+
 @dataclass
 class LoadedModule:
-    """A compiled `main` in its own IREE context."""
+    """A compiled `main`, in its own IREE context from the first call on (so
+    code for the GPU can be compiled and saved where there is none)."""
 
     target: str
     vmfb: bytes
 
     def __post_init__(self) -> None:
-        self._config = iree_runtime.Config(DRIVERS[self.target])
-        context = iree_runtime.SystemContext(config=self._config)
-        context.add_vm_module(iree_runtime.VmModule.copy_buffer(self._config.vm_instance, self.vmfb))
-        self._main = context.modules.module["main"]
-        self._device = self._config.device
-        self._vm_context = context.vm_context
-        self._vm_function = context.modules.module.vm_module.lookup_function("main")
         # IREE's default CUDA device is the first GPU, torch's cuda:0.
         self._dlpack_device = (_DLPACK_DEVICE_TYPES[self.target], 0)
         self._memory_type = _MEMORY_TYPES[self.target]
@@ -107,16 +115,28 @@ class LoadedModule:
         # a copy first (runtime.Executable).
         self.written_imports_allow_transfers = self.target == "cpu"
 
+    @cached_property
+    def _opened(self) -> _Opened:
+        driver = DRIVERS[self.target]
+        try:
+            config = iree_runtime.Config(driver)
+        except RuntimeError as error:
+            raise PurityError("run", f"IREE cannot open a '{driver}' device here: {str(error).splitlines()[0]}") from None
+        context = iree_runtime.SystemContext(config=config)
+        context.add_vm_module(iree_runtime.VmModule.copy_buffer(config.vm_instance, self.vmfb))
+        module = context.modules.module
+        return _Opened(config.device, module["main"], context.vm_context, module.vm_module.lookup_function("main"), context)
+
     def __call__(self, arguments: list) -> list:
         """Calls `main` through IREE's generic invoker (host arrays in, device arrays out)."""
-        results = self._main(*arguments)
+        results = self._opened.main(*arguments)
         return list(results) if isinstance(results, (list, tuple)) else [results]
 
     def import_tensor(self, tensor: torch.Tensor) -> iree_runtime.HalBufferView:
         """IREE's view of the tensor's memory, without a copy (DLPack). The
         tensor must be contiguous, on this module's device, and start on a
         64-byte boundary; the view keeps it alive."""
-        return self._device.from_dlpack_capsule(to_dlpack(tensor))
+        return self._opened.device.from_dlpack_capsule(to_dlpack(tensor))
 
     def import_written(self, tensor: torch.Tensor) -> iree_runtime.HalBufferView | None:
         """Like `import_tensor`, for memory IREE writes into: with every
@@ -127,7 +147,7 @@ class LoadedModule:
         if element_type is None or tensor.dtype == torch.bfloat16:  # numpy has no bfloat16
             return None
         array = tensor.numpy()
-        buffer = self._device.allocator.import_host_allocation(array, self._memory_type, iree_runtime.BufferUsage.DEFAULT)
+        buffer = self._opened.device.allocator.import_host_allocation(array, self._memory_type, iree_runtime.BufferUsage.DEFAULT)
         return iree_runtime.HalBufferView(buffer, list(array.shape), element_type)
 
     def copy_of(self, tensor: torch.Tensor) -> iree_runtime.HalBufferView:
@@ -136,14 +156,15 @@ class LoadedModule:
         element_type = _ELEMENT_TYPES.get(tensor.dtype)
         if element_type is None:
             raise TypeError(f"{tensor.dtype} tensors cannot be passed to IREE")
-        buffer = self._device.allocator.allocate_buffer(
+        device = self._opened.device
+        buffer = device.allocator.allocate_buffer(
             memory_type=self._memory_type,
             allowed_usage=iree_runtime.BufferUsage.DEFAULT,
             allocation_size=max(tensor.numel() * tensor.element_size(), 1),
         )
         view = iree_runtime.HalBufferView(buffer, list(tensor.shape), element_type)
         if tensor.numel():
-            from_dlpack(self._device.create_dlpack_capsule(view, *self._dlpack_device)).copy_(tensor)
+            from_dlpack(device.create_dlpack_capsule(view, *self._dlpack_device)).copy_(tensor)
         return view
 
     def invoke(self, arguments: list[iree_runtime.HalBufferView], result_count: int) -> DlpackResults:
@@ -153,8 +174,9 @@ class LoadedModule:
         for view in arguments:
             argument_list.push_ref(view)
         result_list = iree_runtime.VmVariantList(result_count)
-        self._vm_context.invoke(self._vm_function, argument_list, result_list)
-        return DlpackResults(result_list, self._device, self._dlpack_device)
+        opened = self._opened
+        opened.vm_context.invoke(opened.vm_function, argument_list, result_list)
+        return DlpackResults(result_list, opened.device, self._dlpack_device)
 
 
 class DlpackResults:
