@@ -44,11 +44,14 @@ STAGES: tuple[Stage, ...] = (
         (
             "torch-backend-to-linalg-on-tensors-backend-pipeline",
             "purity-isolate-results",
-            "purity-dispatch-tied-writes",
+            "purity-copy-overlapping-slice-sources",
+            "purity-dispatch-argument-writes",
+            "purity-store-results-in-arguments",
             "purity-mark-unwritten-arguments",
         ),
         "linalg-on-tensors; returned values that are also updated in place pass through a barrier for IREE; "
-        "slice writes into tied arguments read their destination; "
+        "a slice copied within one tensor is copied out first; slice writes into tied arguments read their destination; each untied result gets a storage argument, "
+        "and a dispatch writes every result into its argument; "
         "arguments IREE cannot write into are marked purity.unwritten",
     ),
 )

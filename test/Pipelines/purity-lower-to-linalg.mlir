@@ -4,9 +4,11 @@
 // is a tensor.insert_slice into the argument, returned as a result tied to
 // the argument's buffer (iree.abi.output), so IREE writes the row in place;
 // the row passes through a generic that reads the destination row
-// (purity-dispatch-tied-writes), so IREE writes it with a dispatch.
+// (purity-dispatch-argument-writes), so IREE writes it with a dispatch. The sum
+// gets a storage argument (purity-store-results-in-arguments).
 // CHECK-LABEL: func.func @write_row(
-// CHECK-SAME: %[[CACHE:.*]]: tensor<8x4xf32> {iree.abi.output = 1 : index}, %[[ROW:.*]]: tensor<4xf32> {purity.unwritten})
+// CHECK-SAME: %[[CACHE:.*]]: tensor<8x4xf32> {iree.abi.output = 1 : index}, %[[ROW:.*]]: tensor<4xf32> {purity.unwritten},
+// CHECK-SAME: %{{.*}}: tensor<f32> {iree.abi.output = 0 : index, purity.result_storage = 0 : i64})
 // CHECK-SAME: -> (tensor<f32>, tensor<8x4xf32> {purity.written_input = 0 : i64})
 // CHECK: %[[EXPANDED:.*]] = tensor.expand_shape %[[ROW]]
 // CHECK: %[[OLD:.*]] = tensor.extract_slice %[[CACHE]][3, 0] [1, 4] [1, 1]

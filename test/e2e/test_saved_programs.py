@@ -111,21 +111,13 @@ def test_save_and_load_report_bad_requests(tmp_path):
         torch_purity.load(tmp_path / "other")
 
 
-def _without_transfers_into_imports(compiled, *inputs):
-    """The entry for `inputs`, set up to import written memory the way the GPU
-    does (DLPack: no transfers into it)."""
-    entry, _ = compiled.entry_for(*inputs)
-    entry.module.written_imports_allow_transfers = False
-    return entry
-
-
 def test_row_write_crosses_in_place_after_a_checked_first_call():
     """A row write is a dispatch that reads its destination
-    (purity-dispatch-tied-writes): the first call writes a copy, the next ones
-    write the caller's cache itself."""
+    (purity-dispatch-argument-writes): the first call writes a copy of the cache,
+    the next ones the caller's cache itself."""
     cache, row, position = kv_inputs(0)
     compiled = torch_purity.compile(write_row, cache, row, position)
-    entry = _without_transfers_into_imports(compiled, cache, row, position)
+    entry, _ = compiled.entry_for(cache, row, position)
     assert entry.convention.tied_inputs == {0}
     for call in range(3):
         row = torch.randn(16)
@@ -134,18 +126,18 @@ def test_row_write_crosses_in_place_after_a_checked_first_call():
         got = compiled(cache, row, position)
         assert torch.allclose(got, want, atol=1e-5) and torch.equal(cache, expected)
         assert (0 in entry.imports) == (call > 0), f"call {call}: the cache crossed the wrong way"
-    assert entry.tied_inputs_cross == "in place"
+    assert entry.hand_over == "in place"
     assert entry.imports[0][0] == cache.data_ptr()
 
 
-def test_tied_inputs_written_by_a_transfer_fall_back_to_copies():
-    """IREE writes the parameter's new value with a copy (it is also summed):
-    refused on the first call, which only wrote copies; the tied inputs are
-    copied from then on, and every call matches eager."""
+def test_results_are_written_into_tensors_torch_allocated():
+    """Each output is the tensor the runtime passed as the result's storage
+    argument, and the parameter also read by the sum is still written in
+    place: IREE wrote everything with dispatches."""
     inputs = tuple(torch.randn(32, 32) for _ in range(3))
     compiled = torch_purity.compile(sgd_step, *inputs)
-    entry = _without_transfers_into_imports(compiled, *inputs)
-    assert entry.convention.tied_inputs == {0, 2}
+    entry, _ = compiled.entry_for(*inputs)
+    assert [result for result, _ in entry.convention.result_storage] == entry.convention.output_results
     for _ in range(2):
         expected = clone_preserving_aliasing(inputs)
         want = sgd_step(*expected)
@@ -153,8 +145,28 @@ def test_tied_inputs_written_by_a_transfer_fall_back_to_copies():
         assert torch.allclose(got, want, atol=1e-4)
         for tensor, eager in zip(inputs, expected):
             assert torch.allclose(tensor, eager, atol=1e-6)
-    assert entry.tied_inputs_cross == "copied"
-    assert not {0, 2} & set(entry.imports)
+    assert entry.hand_over == "in place" and {0, 2} <= set(entry.imports)
+
+
+def test_a_refused_first_call_falls_back_to_host_copies(monkeypatch):
+    """Should IREE refuse to write imported memory (a transfer into it), the
+    first call has only handed it copies: the entry switches to host copies,
+    and this and later calls match eager."""
+    cache, row, position = kv_inputs(0)
+    compiled = torch_purity.compile(write_row, cache, row, position)
+    entry, _ = compiled.entry_for(cache, row, position)
+    invoke = entry.module.invoke
+
+    def refuse(arguments, result_count):
+        raise RuntimeError("c/runtime/src/iree/hal/buffer.c:325: PERMISSION_DENIED; buffer does not support ...")
+
+    monkeypatch.setattr(entry.module, "invoke", refuse)
+    for _ in range(2):
+        expected = cache.clone()
+        want = write_row(expected, row, position)
+        assert torch.allclose(compiled(cache, row, position), want, atol=1e-5) and torch.equal(cache, expected)
+    assert entry.hand_over == "host copies" and not entry.imports.get(0)
+    monkeypatch.setattr(entry.module, "invoke", invoke)
 
 
 def test_bfloat16_inputs_cross_to_iree():

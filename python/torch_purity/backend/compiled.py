@@ -172,6 +172,7 @@ def build_entry(
     seconds.update(lowered.seconds)
     convention = convention_from_value_boundary_ir(lowered.value_boundary)
     convention.unwritten_inputs = set(lowered.unwritten_arguments)
+    convention.result_storage = list(lowered.result_storage)
     start = time.perf_counter()
     try:
         vmfb = compile_linalg(lowered.linalg, target)

@@ -71,17 +71,6 @@ def iree_compile_command(ir_path: str, target: str) -> str:
 
 # DLPack's device type codes.
 _DLPACK_DEVICE_TYPES = {"cpu": 1, "cuda": 2}
-_MEMORY_TYPES = {
-    "cpu": iree_runtime.MemoryType.DEVICE_LOCAL | iree_runtime.MemoryType.HOST_VISIBLE,
-    "cuda": iree_runtime.MemoryType.DEVICE_LOCAL,
-}
-_ELEMENT_TYPES = {
-    torch.float32: iree_runtime.HalElementType.FLOAT_32, torch.float64: iree_runtime.HalElementType.FLOAT_64,
-    torch.float16: iree_runtime.HalElementType.FLOAT_16, torch.bfloat16: iree_runtime.HalElementType.BFLOAT_16,
-    torch.int64: iree_runtime.HalElementType.SINT_64, torch.int32: iree_runtime.HalElementType.SINT_32,
-    torch.int16: iree_runtime.HalElementType.SINT_16, torch.int8: iree_runtime.HalElementType.SINT_8,
-    torch.uint8: iree_runtime.HalElementType.UINT_8, torch.bool: iree_runtime.HalElementType.BOOL_8,
-}
 
 
 @dataclass(frozen=True)
@@ -106,14 +95,6 @@ class LoadedModule:
     def __post_init__(self) -> None:
         # IREE's default CUDA device is the first GPU, torch's cuda:0.
         self._dlpack_device = (_DLPACK_DEVICE_TYPES[self.target], 0)
-        self._memory_type = _MEMORY_TYPES[self.target]
-        # Buffers imported through DLPack allow READ|WRITE but not the
-        # DISCARD_WRITE that IREE's transfers (copies, fills) into them need.
-        # On the CPU, memory IREE writes into is imported as a host allocation
-        # with every access instead; the GPU has no such import, so whether
-        # IREE can write a program's tied arguments in place is found out on
-        # a copy first (runtime.Executable).
-        self.written_imports_allow_transfers = self.target == "cpu"
 
     @cached_property
     def _opened(self) -> _Opened:
@@ -135,37 +116,10 @@ class LoadedModule:
     def import_tensor(self, tensor: torch.Tensor) -> iree_runtime.HalBufferView:
         """IREE's view of the tensor's memory, without a copy (DLPack). The
         tensor must be contiguous, on this module's device, and start on a
-        64-byte boundary; the view keeps it alive."""
+        64-byte boundary; the view keeps it alive. IREE can read and write
+        the view with dispatches, but refuses transfers into it (DLPack
+        imports allow READ|WRITE, not DISCARD_WRITE)."""
         return self._opened.device.from_dlpack_capsule(to_dlpack(tensor))
-
-    def import_written(self, tensor: torch.Tensor) -> iree_runtime.HalBufferView | None:
-        """Like `import_tensor`, for memory IREE writes into: with every
-        access where the target allows it. None where it cannot be imported."""
-        if not self.written_imports_allow_transfers:
-            return self.import_tensor(tensor)
-        element_type = _ELEMENT_TYPES.get(tensor.dtype)
-        if element_type is None or tensor.dtype == torch.bfloat16:  # numpy has no bfloat16
-            return None
-        array = tensor.numpy()
-        buffer = self._opened.device.allocator.import_host_allocation(array, self._memory_type, iree_runtime.BufferUsage.DEFAULT)
-        return iree_runtime.HalBufferView(buffer, list(array.shape), element_type)
-
-    def copy_of(self, tensor: torch.Tensor) -> iree_runtime.HalBufferView:
-        """A buffer of IREE's own (every access allowed) holding a copy of
-        `tensor`, filled by torch through a DLPack view of it."""
-        element_type = _ELEMENT_TYPES.get(tensor.dtype)
-        if element_type is None:
-            raise TypeError(f"{tensor.dtype} tensors cannot be passed to IREE")
-        device = self._opened.device
-        buffer = device.allocator.allocate_buffer(
-            memory_type=self._memory_type,
-            allowed_usage=iree_runtime.BufferUsage.DEFAULT,
-            allocation_size=max(tensor.numel() * tensor.element_size(), 1),
-        )
-        view = iree_runtime.HalBufferView(buffer, list(tensor.shape), element_type)
-        if tensor.numel():
-            from_dlpack(device.create_dlpack_capsule(view, *self._dlpack_device)).copy_(tensor)
-        return view
 
     def invoke(self, arguments: list[iree_runtime.HalBufferView], result_count: int) -> DlpackResults:
         """Calls `main` straight through the VM (a few µs instead of the

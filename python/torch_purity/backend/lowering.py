@@ -15,6 +15,7 @@ from ..errors import PurityError
 from ..ir_queries import source_location
 from ..passes.function_attrs import arg_attr, function_type
 from ..passes.mark_unwritten_arguments import UNWRITTEN
+from ..passes.store_results_in_arguments import RESULT_STORAGE
 from ..pipeline import STAGES, pass_manager, reproducer_command
 
 
@@ -23,6 +24,8 @@ class LoweredProgram:
     stage_ir: dict[str, str] = field(default_factory=dict)  # stage name -> IR after it
     seconds: dict[str, float] = field(default_factory=dict)  # stage name -> time
     unwritten_arguments: list[int] = field(default_factory=list)  # marked purity.unwritten in the linalg IR
+    # (result index, shape) of each storage argument, in argument order (purity.result_storage)
+    result_storage: list[tuple[int, tuple[int, ...]]] = field(default_factory=list)
 
     @property
     def linalg(self) -> str:
@@ -76,13 +79,15 @@ def lower_to_linalg(module: ir.Module, dump_dir: str | None = None) -> LoweredPr
         lowered.stage_ir[stage.name] = module.operation.get_asm(enable_debug_info=True)
         if dump_dir:
             Path(dump_dir, f"{number}-{stage.name}.mlir").write_text(lowered.stage_ir[stage.name])
-    lowered.unwritten_arguments = _unwritten_arguments(module)
-    return lowered
-
-
-def _unwritten_arguments(module: ir.Module) -> list[int]:
     main = next(op.operation for op in module.body.operations if op.operation.name == "func.func")
-    return [index for index in range(len(function_type(main).inputs)) if arg_attr(main, index, UNWRITTEN) is not None]
+    argument_types = function_type(main).inputs
+    for index, argument_type in enumerate(argument_types):
+        if arg_attr(main, index, UNWRITTEN) is not None:
+            lowered.unwritten_arguments.append(index)
+        storage = arg_attr(main, index, RESULT_STORAGE)
+        if storage is not None:
+            lowered.result_storage.append((ir.IntegerAttr(storage).value, tuple(ir.RankedTensorType(argument_type).shape)))
+    return lowered
 
 
 def _op_name_of(diagnostic) -> str | None:

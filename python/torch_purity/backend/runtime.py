@@ -73,6 +73,10 @@ class CallingConvention:
     tied_inputs: set[int] = field(default_factory=set)
     # Arguments the compiled code only reads (purity.unwritten, from the linalg IR).
     unwritten_inputs: set[int] = field(default_factory=set)
+    # (result index, shape) of each storage argument, the last arguments
+    # (purity.result_storage, from the linalg IR): the caller passes a fresh
+    # tensor for each, and IREE writes the result into it.
+    result_storage: list[tuple[int, tuple[int, ...]]] = field(default_factory=list)
 
     def arguments(self, tensors: list[torch.Tensor]) -> list[torch.Tensor]:
         """The compiled function's arguments: the inputs, then each synthetic
@@ -94,6 +98,7 @@ class CallingConvention:
             "mutations": self.mutations,
             "tied_inputs": sorted(self.tied_inputs),
             "unwritten_inputs": sorted(self.unwritten_inputs),
+            "result_storage": [[result, list(shape)] for result, shape in self.result_storage],
         }
 
     @classmethod
@@ -112,6 +117,7 @@ class CallingConvention:
             mutations=list(data["mutations"]),
             tied_inputs=set(data["tied_inputs"]),
             unwritten_inputs=set(data["unwritten_inputs"]),
+            result_storage=[(result, tuple(shape)) for result, shape in data["result_storage"]],
         )
 
 
@@ -216,13 +222,15 @@ class Executable:
     # tensor takes the slot.
     imports: dict[int, tuple[int, object, tuple[int, int]]] = field(default_factory=dict)
     zero_copy_inputs: set[int] | None = None
-    # How tied inputs cross: "unchecked" until a call has shown how, then
-    # "in place" or "copied". Where IREE's imports of written memory refuse
-    # transfers (the GPU: DLPack buffers allow no DISCARD_WRITE), the first
-    # call passes each tied input as an imported copy, so a program that
-    # still writes one with a copy or fill fails there with the caller's
-    # tensors untouched, and its tied inputs are copied from then on.
-    tied_inputs_cross: str = "unchecked"
+    # How calls cross to IREE: "unchecked" until the first call, then "in
+    # place" (torch's memory, imported) or "host copies" (IREE's invoker).
+    # IREE writes imported memory only with dispatches
+    # (purity-store-results-in-arguments); should the compiled code still
+    # write one with a transfer, IREE refuses the call before running any of
+    # it. The first call therefore passes tied inputs as copies, so such a
+    # refusal leaves the caller's tensors untouched; the entry then uses host
+    # copies, which IREE may write as it likes.
+    hand_over: str = "unchecked"
     output_form: str | None = None  # "leaf", "tuple" or "tree", found on the first call
 
     def run(self, args: Sequence[object]):
@@ -230,7 +238,7 @@ class Executable:
         tensors = convention.arguments([args[i] for i in self.tensor_positions])
         device_type = TARGET_DEVICE_TYPES[self.module.target]
         try:
-            if all(t.device.type == device_type for t in tensors):
+            if self.hand_over != "host copies" and all(t.device.type == device_type for t in tensors):
                 results, imported = self._invoke_in_place(tensors)
             else:
                 results, imported = self._invoke_generic(tensors)
@@ -238,16 +246,12 @@ class Executable:
             raise
         except Exception as error:  # argument checks fail before any write
             raise PurityError("run", f"{type(error).__name__}: {error}") from error
-        if self.tied_inputs_cross == "unchecked":
-            self.tied_inputs_cross = "in place"
-            self.zero_copy_inputs = None  # tied inputs join from the next call
 
         in_place = convention.tied_inputs.intersection(imported)
         copied_back = [(r, i) for r, i in convention.written_inputs if i not in in_place]
         if copied_back or convention.metadata_mutations:
             with torch.no_grad():
                 for result_index, input_index in copied_back:
-                    # Straight from IREE's buffer into the caller's tensor: one copy.
                     tensors[input_index].copy_(results[result_index])
                 for input_index, layout in convention.metadata_mutations.items():
                     tensors[input_index].as_strided_(layout.sizes, layout.strides, layout.offset)
@@ -279,49 +283,58 @@ class Executable:
             leaves.append(constants[index] if index in constants else next(tensor_outputs))
         return pytree.tree_unflatten(leaves, spec)
 
-    def _invoke_in_place(self, tensors: list[torch.Tensor]):
-        """Inputs on the target's device: tied inputs (written in place) and
-        inputs IREE only reads go as the caller's own memory (returned: their
-        indices); the others as copies in buffers of IREE's own."""
+    def _invoke_in_place(self, tensors: list[torch.Tensor]) -> tuple[dict[int, torch.Tensor], list[int]]:
+        """Inputs on the target's device, all as torch's memory: tied inputs
+        (written in place) and inputs IREE only reads as the caller's own
+        (returned: their indices), the others as fresh copies; each result
+        into a fresh tensor (its storage argument). Returns the tensor each
+        result was written into."""
         if self.zero_copy_inputs is None:
             self.zero_copy_inputs = self._zero_copy_candidates(tensors)
-        module = self.module
-        probing = self.tied_inputs_cross == "unchecked" and not module.written_imports_allow_transfers
-        arguments, imported = [], []
+        module, convention = self.module, self.convention
+        device = tensors[0].device if tensors else torch.device(TARGET_DEVICE_TYPES[module.target])
+        arguments, imported, written_into = [], [], {}
         for index, tensor in enumerate(tensors):
             view = self._import(index, tensor) if index in self.zero_copy_inputs else None
-            if view is not None:
-                arguments.append(view)
-                imported.append(index)
-            elif probing and index in self.convention.tied_inputs:
-                # Imported like the caller's memory will be, but a copy.
-                arguments.append(module.import_tensor(tensor.detach().clone(memory_format=torch.contiguous_format)))
+            if view is None:
+                # A fresh contiguous tensor starts on an allocation boundary.
+                tensor = tensor.detach().clone(memory_format=torch.contiguous_format)
+                view = module.import_tensor(tensor)
             else:
-                arguments.append(module.copy_of(tensor.detach()))
-        if module.target == "cuda" and tensors:
-            torch.cuda.current_stream(tensors[0].device).synchronize()
+                imported.append(index)
+            arguments.append(view)
+            written_into[index] = tensor
+        results = {result: written_into[index] for result, index in convention.written_inputs if index in convention.tied_inputs}
+        for result, shape in convention.result_storage:
+            storage = torch.empty(shape, dtype=convention.result_dtypes[result], device=device)
+            arguments.append(module.import_tensor(storage))
+            results[result] = storage
+        if device.type == "cuda":
+            torch.cuda.current_stream(device).synchronize()
         try:
-            return module.invoke(arguments, len(self.convention.result_dtypes)), imported
+            exported = module.invoke(arguments, len(convention.result_dtypes))
         except RuntimeError as error:
-            if not probing or "PERMISSION_DENIED" not in str(error):
+            if self.hand_over != "unchecked" or "PERMISSION_DENIED" not in str(error):
                 raise
-        # Nothing of the caller's was written: IREE validates a submission's
-        # buffers before running any of it, and only copies were writable.
-        self.tied_inputs_cross = "copied"
-        self.zero_copy_inputs = None
-        return self._invoke_in_place(tensors)
+            # Only copies and fresh tensors were writable: nothing of the caller's changed.
+            self.hand_over = "host copies"
+            return self._invoke_generic(tensors)
+        if self.hand_over == "unchecked":
+            self.hand_over = "in place"
+            self.zero_copy_inputs = None  # tied inputs join from the next call
+        for result in range(len(convention.result_dtypes)):
+            if result not in results:  # no storage argument (not a ranked tensor): IREE's own buffer
+                results[result] = exported[result]
+        return results, imported
 
     def _zero_copy_candidates(self, tensors: list[torch.Tensor]) -> set[int]:
-        """Tied inputs (where they can cross in place), and inputs IREE cannot write
-        (purity.unwritten) that share no storage with a tied input: such a
-        view would see the write before IREE's reads of it, unlike the copy
+        """Tied inputs (from the second call on), and inputs IREE cannot
+        write (purity.unwritten) that share no storage with a tied input: such
+        a view would see the write before IREE's reads of it, unlike the copy
         the program was compiled for."""
         convention = self.convention
         tied_storages = {tensors[i].untyped_storage().data_ptr() for i in convention.tied_inputs}
-        tied_in_place = self.tied_inputs_cross == "in place" or (
-            self.tied_inputs_cross == "unchecked" and self.module.written_imports_allow_transfers
-        )
-        tied = convention.tied_inputs if tied_in_place else set()
+        tied = convention.tied_inputs if self.hand_over == "in place" else set()
         return set(tied) | {
             i for i in convention.unwritten_inputs if tensors[i].untyped_storage().data_ptr() not in tied_storages
         }
@@ -334,19 +347,21 @@ class Executable:
             return cached[1]  # the entry's signature fixes device, dtype and layout
         if not tensor.is_contiguous() or tensor.numel() == 0 or address % _IMPORT_ALIGNMENT:
             return None
-        if index in self.convention.tied_inputs:
-            view = self.module.import_written(tensor.detach())
-        else:
-            view = self.module.import_tensor(tensor.detach())
-        if view is not None:
-            self.imports[index] = (address, view, _address_range(tensor))
+        view = self.module.import_tensor(tensor.detach())
+        self.imports[index] = (address, view, _address_range(tensor))
         return view
 
     def _invoke_generic(self, tensors: list[torch.Tensor]) -> tuple[list[torch.Tensor], list[int]]:
-        """Inputs on another device than the target's (CPU tensors for the
-        cuda target): host copies through IREE's invoker, host results."""
-        results = self.module([_host_array(t) for t in tensors])
-        return [torch.from_numpy(to_host(r)) for r in results], []
+        """Host copies through IREE's invoker, which lets IREE write them as
+        it likes: for inputs on another device than the target's (CPU tensors
+        for the cuda target), and for entries whose compiled code writes
+        imported memory with transfers. Results land on the inputs' device."""
+        device = tensors[0].device if tensors else torch.device("cpu")
+        convention = self.convention
+        arguments = [_host_array(t) for t in tensors]
+        arguments += [np.zeros(shape, dtype=_host_dtype(convention.result_dtypes[r])) for r, shape in convention.result_storage]
+        results = [torch.from_numpy(to_host(r)) for r in self.module(arguments)]
+        return [r.to(device) for r in results] if device.type != "cpu" else results, []
 
 
 def _address_range(tensor: torch.Tensor) -> tuple[int, int]:
@@ -358,12 +373,16 @@ def _host_array(tensor: torch.Tensor) -> np.ndarray:
     """The tensor as a C-contiguous host array for IREE's invoker, which
     copies it into a buffer of its own (test_iree_copies_host_array_arguments)."""
     if tensor.dtype == torch.bfloat16:
-        raise PurityError("run", "bfloat16 inputs on another device than the target's are not supported")
+        raise PurityError("run", "bfloat16 tensors cannot cross to IREE as host copies (numpy has no bfloat16)")
     array = tensor.detach().cpu().numpy()
     if array.flags.c_contiguous:
         return array
     # np.ascontiguousarray would turn a 0-d array into shape (1,).
     return np.array(array, copy=True, order="C")
+
+
+def _host_dtype(dtype: torch.dtype | None) -> np.dtype:
+    return torch.empty(0, dtype=dtype or torch.float32).numpy().dtype
 
 
 def _hand_out(result: torch.Tensor, dtype: torch.dtype | None, handed_out: list[tuple[int, int]]) -> torch.Tensor:

@@ -17,7 +17,9 @@ _PASS_MODULES: dict[str, tuple[str, str]] = {
     "purity-expose-input-writes": ("expose_input_writes", "ExposeInputWrites"),
     "purity-isolate-results": ("isolate_results", "IsolateResults"),
     "purity-mark-unwritten-arguments": ("mark_unwritten_arguments", "MarkUnwrittenArguments"),
-    "purity-dispatch-tied-writes": ("dispatch_tied_writes", "DispatchTiedWrites"),
+    "purity-copy-overlapping-slice-sources": ("copy_overlapping_slice_sources", "CopyOverlappingSliceSources"),
+    "purity-dispatch-argument-writes": ("dispatch_argument_writes", "DispatchArgumentWrites"),
+    "purity-store-results-in-arguments": ("store_results_in_arguments", "StoreResultsInArguments"),
 }
 
 

@@ -29,8 +29,8 @@ from torch_mlir.ir import InsertionPoint, IntegerAttr, Operation, OpResult
 
 from .base import ModulePass
 from .function_attrs import arg_attr, function_ops, function_type
+from .linalg_builders import BARRIER
 
-BARRIER = "util.optimization_barrier"
 
 
 @dataclass(frozen=True)

@@ -1,16 +1,18 @@
-// RUN: purity-opt %s --purity-dispatch-tied-writes --split-input-file | filecheck %s
+// RUN: purity-opt %s --purity-dispatch-argument-writes --split-input-file --allow-unregistered-dialect | filecheck %s
 
 // A KV-cache row write into a tied argument: the row passes through a generic
-// that reads the destination row (the bits compared, the row's value kept),
-// and that generic's result is inserted.
+// that reads the destination row (the bits compared behind barriers that stop
+// folding, the row's value kept), and that generic's result is inserted.
 // CHECK-LABEL: func.func @row_write(
 // CHECK-SAME: %[[CACHE:[a-z0-9]+]]: tensor<64x32xf32> {iree.abi.output = 0 : index}
 // CHECK-SAME: %[[ROW:[a-z0-9]+]]: tensor<1x32xf32>
 // CHECK: %[[OLD:.*]] = tensor.extract_slice %[[CACHE]][3, 0] [1, 32] [1, 1] : tensor<64x32xf32> to tensor<1x32xf32>
 // CHECK: %[[NEW:.*]] = linalg.generic {{.*}} ins(%[[ROW]] : tensor<1x32xf32>) outs(%[[OLD]] : tensor<1x32xf32>)
 // CHECK: ^bb0(%[[IN:.*]]: f32, %[[OUT:.*]]: f32):
-// CHECK: %[[IN_BITS:.*]] = arith.bitcast %[[IN]] : f32 to i32
-// CHECK: %[[OUT_BITS:.*]] = arith.bitcast %[[OUT]] : f32 to i32
+// CHECK: %[[IN_KEPT:.*]] = "util.optimization_barrier"(%[[IN]]) : (f32) -> f32
+// CHECK: %[[OUT_KEPT:.*]] = "util.optimization_barrier"(%[[OUT]]) : (f32) -> f32
+// CHECK: %[[IN_BITS:.*]] = arith.bitcast %[[IN_KEPT]] : f32 to i32
+// CHECK: %[[OUT_BITS:.*]] = arith.bitcast %[[OUT_KEPT]] : f32 to i32
 // CHECK: %[[DIFF:.*]] = arith.xori %[[IN_BITS]], %[[OUT_BITS]] : i32
 // CHECK: %[[SAME:.*]] = arith.cmpi eq, %[[DIFF]], %{{.*}} : i32
 // CHECK: %[[KEPT:.*]] = arith.select %[[SAME]], %[[OUT]], %[[IN]] : f32
@@ -47,34 +49,45 @@ func.func @chain_of_writes(%x: tensor<8x4xi64> {iree.abi.output = 1 : index}, %a
 
 // -----
 
-// A write whose result is not tied (copied back by the runtime, or an
-// intermediate value): left alone.
+// A write into an argument that is not tied (IREE may still write it in
+// place into the argument's buffer, when the argument is not used again)
+// reads its destination too; a write into a fresh tensor is left alone.
 // CHECK-LABEL: func.func @untied_write(
+// CHECK-SAME: %[[X:[a-z0-9]+]]: tensor<8x4xf32>
+// CHECK: %[[OLD:.*]] = tensor.extract_slice %[[X]][2, 0] [1, 4] [1, 1]
+// CHECK: %[[NEW:.*]] = linalg.generic {{.*}} outs(%[[OLD]] : tensor<1x4xf32>)
+// CHECK: %[[WRITTEN:.*]] = tensor.insert_slice %[[NEW]] into %[[X]][2, 0] [1, 4] [1, 1]
+// CHECK: %[[EMPTY:.*]] = tensor.empty
 // CHECK-NOT: linalg.generic
-// CHECK-NOT: tensor.extract_slice
-// CHECK: tensor.insert_slice
-func.func @untied_write(%x: tensor<8x4xf32>, %row: tensor<1x4xf32>) -> tensor<8x4xf32> {
+// CHECK: tensor.insert_slice %{{.*}} into %[[EMPTY]]
+func.func @untied_write(%x: tensor<8x4xf32>, %row: tensor<1x4xf32>) -> (tensor<8x4xf32>, tensor<8x4xf32>) {
   %written = tensor.insert_slice %row into %x[2, 0] [1, 4] [1, 1] : tensor<1x4xf32> into tensor<8x4xf32>
-  return %written : tensor<8x4xf32>
+  %empty = tensor.empty() : tensor<8x4xf32>
+  %fresh = tensor.insert_slice %row into %empty[2, 0] [1, 4] [1, 1] : tensor<1x4xf32> into tensor<8x4xf32>
+  return %written, %fresh : tensor<8x4xf32>, tensor<8x4xf32>
 }
 
 // -----
 
-// A slice filled with a constant (`x[1:3] = 0`), half precision: the fill
-// still produces the value, the generic reads the destination.
+// A slice filled with a constant (`x[1:3] = 0`), half precision, through a
+// reshape of the argument: the fill still produces the value, the generic
+// reads the destination.
 // CHECK-LABEL: func.func @filled_slice(
-// CHECK-SAME: %[[X:[a-z0-9]+]]: tensor<8x4xf16> {iree.abi.output = 0 : index}
+// CHECK-SAME: %[[X:[a-z0-9]+]]: tensor<2x4x4xf16> {iree.abi.output = 0 : index}
+// CHECK: %[[FLAT:.*]] = tensor.collapse_shape %[[X]]
 // CHECK: %[[FILL:.*]] = linalg.fill
-// CHECK: %[[OLD:.*]] = tensor.extract_slice %[[X]][1, 0] [2, 4] [1, 1]
+// CHECK: %[[OLD:.*]] = tensor.extract_slice %[[FLAT]][1, 0] [2, 4] [1, 1]
 // CHECK: %[[NEW:.*]] = linalg.generic {{.*}} ins(%[[FILL]] : tensor<2x4xf16>) outs(%[[OLD]] : tensor<2x4xf16>)
 // CHECK: arith.bitcast %{{.*}} : f16 to i16
-// CHECK: tensor.insert_slice %[[NEW]] into %[[X]][1, 0] [2, 4] [1, 1]
-func.func @filled_slice(%x: tensor<8x4xf16> {iree.abi.output = 0 : index}) -> tensor<8x4xf16> {
+// CHECK: tensor.insert_slice %[[NEW]] into %[[FLAT]][1, 0] [2, 4] [1, 1]
+func.func @filled_slice(%x: tensor<2x4x4xf16> {iree.abi.output = 0 : index}) -> tensor<2x4x4xf16> {
+  %flat = tensor.collapse_shape %x [[0, 1], [2]] : tensor<2x4x4xf16> into tensor<8x4xf16>
   %zero = arith.constant 0.0 : f16
   %empty = tensor.empty() : tensor<2x4xf16>
   %fill = linalg.fill ins(%zero : f16) outs(%empty : tensor<2x4xf16>) -> tensor<2x4xf16>
-  %written = tensor.insert_slice %fill into %x[1, 0] [2, 4] [1, 1] : tensor<2x4xf16> into tensor<8x4xf16>
-  return %written : tensor<8x4xf16>
+  %written = tensor.insert_slice %fill into %flat[1, 0] [2, 4] [1, 1] : tensor<2x4xf16> into tensor<8x4xf16>
+  %shaped = tensor.expand_shape %written [[0, 1], [2]] output_shape [2, 4, 4] : tensor<8x4xf16> into tensor<2x4x4xf16>
+  return %shaped : tensor<2x4x4xf16>
 }
 
 // -----

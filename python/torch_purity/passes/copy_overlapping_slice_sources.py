@@ -1,0 +1,52 @@
+"""purity-copy-overlapping-slice-sources: a slice copied into the tensor it was read from gets a buffer of its own first.
+
+Runs on linalg-on-tensors. `x[1:] = x[:-1].clone()` becomes, once the clone
+is gone from value semantics, `tensor.insert_slice (tensor.extract_slice %x)
+into %x`. IREE 3.13 writes that in place as a buffer copy between
+overlapping ranges of one buffer, which its command-buffer validation
+rejects (INVALID_ARGUMENT, "source and target ranges overlap within the same
+buffer"; seen on the CPU and the GPU). The pass copies such a source into a
+fresh tensor with a dispatch (`fresh_copy`) before it is inserted, so IREE
+copies from a buffer of its own. It applies when the insertion's source is
+read (through slices and reshapes) from the same value its destination
+derives from (through earlier insertions). The cost is one more copy of the
+slice, not of the tensor.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from torch_mlir.ir import InsertionPoint, Operation, OpResult
+
+from .base import ModulePass
+from .function_attrs import function_ops
+from .linalg_builders import fresh_copy
+
+# Ops whose result reads operand 0's elements without computing new ones.
+_VIEW_LIKE = ("tensor.extract_slice", "tensor.expand_shape", "tensor.collapse_shape", "tensor.cast")
+
+
+@dataclass(frozen=True)
+class CopyOverlappingSliceSources(ModulePass):
+    """Copies the source of a slice insertion that reads its own destination into a fresh tensor (IREE overlapping-copy workaround)."""
+
+    name = "purity-copy-overlapping-slice-sources"
+
+    def apply(self, module: Operation) -> None:
+        for function in function_ops(module):
+            block = function.regions[0].blocks[0]
+            inserts = [op.operation for op in block.operations if op.operation.name == "tensor.insert_slice"]
+            for insert in inserts:
+                if _root(insert.operands[0], _VIEW_LIKE) == _root(insert.operands[1], ("tensor.insert_slice",)):
+                    with InsertionPoint(insert), insert.location:
+                        copied = fresh_copy(insert.operands[0])
+                    if copied is not None:
+                        insert.operands[0] = copied
+
+
+def _root(value, through: tuple[str, ...]):
+    """The value `value` derives from, following operand 0 (views) or operand 1 (insertions) of `through` ops."""
+    while isinstance(value, OpResult) and value.owner.name in through:
+        value = value.owner.operands[1 if value.owner.name == "tensor.insert_slice" else 0]
+    return value

@@ -1,0 +1,84 @@
+"""purity-dispatch-argument-writes: slice writes into an argument's value become dispatches that read what they overwrite.
+
+Runs on linalg-on-tensors. A row or slice write into an argument is a
+`tensor.insert_slice` whose destination is the argument (through earlier
+insertions and reshapes). IREE writes it in place into the argument's
+buffer when it can: always for an argument tied to its result
+(`iree.abi.output`, a KV-cache row), and for others whose value is not used
+afterwards. It does so with a transfer (a buffer copy, or a fill when the
+source is a splat). IREE 3.13 runs transfers only on buffers that allow
+DISCARD_WRITE access, and buffers imported through DLPack (how the runtime
+hands torch's memory to IREE, on the CPU and on the GPU) allow READ|WRITE
+only: the call fails with PERMISSION_DENIED (measured on a one-row KV-cache
+write). A dispatch that reads its destination binds it read-write, which
+such a buffer allows.
+
+The pass rewrites each such insertion into
+
+    %old = tensor.extract_slice %dest[...]
+    %new = linalg.generic ins(%source) outs(%old) { source's bits, read against old's }
+    tensor.insert_slice %new into %dest[...]
+
+(`copy_reading_destination`). The payload yields the source exactly, yet
+reads the destination. IREE fuses the generic with the insertion into one
+dispatch that writes only the slice, in place: the cost stays the bytes
+written (a 128k-row cache costs what a 1k-row cache does). Element types
+other than integers and IEEE floats (complex) are left alone.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from torch_mlir.ir import BlockArgument, DenseI32ArrayAttr, InsertionPoint, Operation, OpResult
+
+from .base import ModulePass
+from .function_attrs import function_ops
+from .linalg_builders import copy_reading_destination
+
+
+# Ops whose result is operand 0 reshaped: a write into it is a write into operand 0.
+_RESHAPES = ("tensor.expand_shape", "tensor.collapse_shape", "tensor.cast")
+
+
+@dataclass(frozen=True)
+class DispatchArgumentWrites(ModulePass):
+    """Turns slice writes into arguments into dispatches that read their destination (DLPack-imported buffers refuse transfers)."""
+
+    name = "purity-dispatch-argument-writes"
+
+    def apply(self, module: Operation) -> None:
+        for function in function_ops(module):
+            block = function.regions[0].blocks[0]
+            for op in [op.operation for op in block.operations if op.operation.name == "tensor.insert_slice"]:
+                if isinstance(_written_root(op.operands[1]), BlockArgument):
+                    _read_destination(op)
+
+
+def _written_root(value):
+    """What a write into `value` writes into, following insertions' destinations and reshapes."""
+    while isinstance(value, OpResult) and value.owner.name in ("tensor.insert_slice", "tensor.extract_slice", *_RESHAPES):
+        value = value.owner.operands[1 if value.owner.name == "tensor.insert_slice" else 0]
+    return value
+
+
+def _read_destination(insert: Operation) -> None:
+    source, destination = insert.operands[0], insert.operands[1]
+    segments = list(DenseI32ArrayAttr(insert.attributes["operandSegmentSizes"]))
+    with InsertionPoint(insert), insert.location:
+        old = Operation.create(
+            "tensor.extract_slice",
+            results=[source.type],
+            operands=[destination, *list(insert.operands)[2:]],
+            attributes={
+                "static_offsets": insert.attributes["static_offsets"],
+                "static_sizes": insert.attributes["static_sizes"],
+                "static_strides": insert.attributes["static_strides"],
+                "operandSegmentSizes": DenseI32ArrayAttr.get([1, *segments[2:]]),
+            },
+        ).results[0]
+        kept = copy_reading_destination(source, old)
+    if kept is None:
+        old.owner.erase()
+        return
+    insert.operands[0] = kept

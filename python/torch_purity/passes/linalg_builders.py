@@ -1,0 +1,115 @@
+"""Building linalg ops from Python passes (generic form, so no dialect bindings are needed)."""
+
+from __future__ import annotations
+
+from torch_mlir.ir import (
+    AffineMap,
+    AffineMapAttr,
+    ArrayAttr,
+    Attribute,
+    BF16Type,
+    Context,
+    DenseI32ArrayAttr,
+    F16Type,
+    F32Type,
+    F64Type,
+    FloatAttr,
+    InsertionPoint,
+    IntegerAttr,
+    IntegerType,
+    Operation,
+    RankedTensorType,
+    Type,
+    Value,
+)
+
+_CMPI_EQ = 0  # arith.cmpi predicate "eq"
+BARRIER = "util.optimization_barrier"
+
+
+def _bit_type(element: Type) -> Type | None:
+    """The integer type of the element's bits, or None where the element is not a plain number."""
+    if isinstance(element, IntegerType):
+        return element
+    for kind, width in ((F16Type, 16), (BF16Type, 16), (F32Type, 32), (F64Type, 64)):
+        if isinstance(element, kind):
+            return IntegerType.get_signless(width)
+    return None
+
+
+def copy_reading_destination(source: Value, destination: Value) -> Value | None:
+    """`linalg.generic ins(source) outs(destination)` yielding `source`
+    exactly while reading `destination`: where the bit patterns agree it
+    yields the destination's element (the same bits), else the source's. IREE
+    binds such a destination read-write and writes it with a dispatch, never
+    with a transfer; folding cannot see through the comparison of the two
+    (each passes through util.optimization_barrier, which IREE drops when it
+    generates code). Built at the
+    current insertion point and location; None for element types other than
+    integers and IEEE floats."""
+    tensor_type = RankedTensorType(source.type)
+    element = tensor_type.element_type
+    bits = _bit_type(element)
+    if bits is None:
+        return None
+    identity = AffineMapAttr.get(AffineMap.get_identity(tensor_type.rank))
+    parallel = Attribute.parse("#linalg.iterator_type<parallel>")
+    generic = Operation.create(
+        "linalg.generic",
+        results=[tensor_type],
+        operands=[source, destination],
+        attributes={
+            "indexing_maps": ArrayAttr.get([identity, identity]),
+            "iterator_types": ArrayAttr.get([parallel] * tensor_type.rank),
+            "operandSegmentSizes": DenseI32ArrayAttr.get([1, 1]),
+        },
+        regions=1,
+    )
+    body = generic.regions[0].blocks.append(element, element)
+    new_value, old_value = body.arguments
+    # IREE's util dialect, unknown to torch-mlir: written in generic form.
+    Context.current.allow_unregistered_dialects = True
+    with InsertionPoint(body):
+        # The barriers keep folding from relating the two: with a constant
+        # source, `select(new ^ old == 0, old, new)` would fold to the constant.
+        new_bits = Operation.create(BARRIER, results=[element], operands=[new_value]).results[0]
+        old_bits = Operation.create(BARRIER, results=[element], operands=[old_value]).results[0]
+        if bits != element:
+            new_bits = Operation.create("arith.bitcast", results=[bits], operands=[new_bits]).results[0]
+            old_bits = Operation.create("arith.bitcast", results=[bits], operands=[old_bits]).results[0]
+        difference = Operation.create("arith.xori", results=[bits], operands=[new_bits, old_bits]).results[0]
+        zero = Operation.create("arith.constant", results=[bits], attributes={"value": IntegerAttr.get(bits, 0)}).results[0]
+        same = Operation.create(
+            "arith.cmpi",
+            results=[IntegerType.get_signless(1)],
+            operands=[difference, zero],
+            attributes={"predicate": IntegerAttr.get(IntegerType.get_signless(64), _CMPI_EQ)},
+        ).results[0]
+        chosen = Operation.create("arith.select", results=[element], operands=[same, old_value, new_value]).results[0]
+        Operation.create("linalg.yield", operands=[chosen])
+    return generic.results[0]
+
+
+def fresh_copy(source: Value) -> Value | None:
+    """A copy of `source` in a tensor of its own, computed by a dispatch:
+    `copy_reading_destination` into a zero-filled tensor (a plain copy would
+    be a transfer that IREE may elide, and reading a tensor.empty draws a
+    warning). None for element types `copy_reading_destination` refuses."""
+    tensor_type = RankedTensorType(source.type)
+    element = tensor_type.element_type
+    if _bit_type(element) is None:
+        return None
+    zero_attr = IntegerAttr.get(element, 0) if isinstance(element, IntegerType) else FloatAttr.get(element, 0.0)
+    zero = Operation.create("arith.constant", results=[element], attributes={"value": zero_attr}).results[0]
+    empty = Operation.create("tensor.empty", results=[tensor_type], operands=[]).results[0]
+    zeros = Operation.create(
+        "linalg.fill",
+        results=[tensor_type],
+        operands=[zero, empty],
+        attributes={"operandSegmentSizes": DenseI32ArrayAttr.get([1, 1])},
+        regions=1,
+    )
+    body = zeros.regions[0].blocks.append(element, element)
+    with InsertionPoint(body):
+        Operation.create("linalg.yield", operands=[body.arguments[0]])
+    return copy_reading_destination(source, zeros.results[0])

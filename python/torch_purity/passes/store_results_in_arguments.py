@@ -1,0 +1,114 @@
+"""purity-store-results-in-arguments: every result is written, by a dispatch, into memory the caller passes.
+
+Runs on linalg-on-tensors, after `purity-dispatch-argument-writes`. The runtime
+hands torch's memory to IREE through DLPack and never takes memory back
+from IREE: IREE 3.13's CUDA allocator exports only buffers it imported, so
+a result IREE allocates on the GPU cannot become a torch tensor without
+copies through the host. And IREE writes into imported memory only with
+dispatches: imports allow READ|WRITE access, while its transfers (buffer
+copies, fills) need DISCARD_WRITE and fail with PERMISSION_DENIED. So:
+
+1. Each tensor result not tied to an argument gets a storage argument of its
+   type, appended after all others and tied to it (`iree.abi.output`,
+   `purity.result_storage` = the result's index). The runtime passes a fresh
+   torch tensor there, IREE computes the result into it, and that tensor is
+   the output: no copy, on the CPU and the GPU alike.
+2. Each result, stored or tied to an input, that IREE would produce with a
+   transfer or in a buffer of its own followed by a copy goes through a
+   generic that copies it into its argument while reading the argument
+   (`copy_reading_destination`), so a dispatch writes it. Left alone: a
+   value computed by a linalg op (other than a fill or a copy) whose only use
+   is the return, which IREE computes straight into the argument; and a
+   chain of slice writes into the tied input itself (written in place, see
+   `purity-dispatch-argument-writes`). Wrapped: returned arguments, fills,
+   copies, transposes and other named ops (a transposed result was seen
+   written with a copy), scatters, reshapes, constants, values also read
+   elsewhere or returned twice. A wrapper costs one pass over its result.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from torch_mlir.ir import (
+    BlockArgument,
+    FunctionType,
+    IndexType,
+    InsertionPoint,
+    IntegerAttr,
+    Operation,
+    OpResult,
+    RankedTensorType,
+    TypeAttr,
+)
+
+from .base import ModulePass
+from .function_attrs import arg_attr, function_ops, function_type, i64_attr, set_arg_attrs
+from .linalg_builders import copy_reading_destination
+
+RESULT_STORAGE = "purity.result_storage"
+
+
+@dataclass(frozen=True)
+class StoreResultsInArguments(ModulePass):
+    """Gives each untied result a storage argument and makes a dispatch write every result into its argument."""
+
+    name = "purity-store-results-in-arguments"
+
+    def apply(self, module: Operation) -> None:
+        for function in function_ops(module):
+            _store_results(function)
+
+
+def _store_results(function: Operation) -> None:
+    block = function.regions[0].blocks[0]
+    return_op = block.operations[len(block.operations) - 1].operation
+    signature = function_type(function)
+    destinations: dict[int, int] = {}  # result index -> argument it is written into
+    for index in range(len(signature.inputs)):
+        output = arg_attr(function, index, "iree.abi.output")
+        if output is not None:
+            destinations[IntegerAttr(output).value] = index
+    tied_to_inputs = set(destinations)
+    inputs = list(signature.inputs)
+    stored = []
+    for result_index, result_type in enumerate(signature.results):
+        if result_index in destinations or not isinstance(result_type, RankedTensorType):
+            continue
+        block.add_argument(result_type, function.location)
+        inputs.append(result_type)
+        destinations[result_index] = len(inputs) - 1
+        stored.append(result_index)
+    function.attributes["function_type"] = TypeAttr.get(FunctionType.get(inputs, list(signature.results)))
+    for result_index in stored:
+        set_arg_attrs(
+            function,
+            destinations[result_index],
+            {"iree.abi.output": IntegerAttr.get(IndexType.get(), result_index), RESULT_STORAGE: i64_attr(result_index)},
+        )
+    for result_index, argument_index in sorted(destinations.items()):
+        value = return_op.operands[result_index]
+        argument = block.arguments[argument_index]
+        if _written_by_its_own_dispatch(value, argument if result_index in tied_to_inputs else None):
+            continue
+        with InsertionPoint(return_op), return_op.location:
+            kept = copy_reading_destination(value, argument)
+        if kept is not None:
+            return_op.operands[result_index] = kept
+
+
+def _written_by_its_own_dispatch(value, tied_input: BlockArgument | None) -> bool:
+    """Whether IREE computes `value` straight into its destination argument."""
+    if not isinstance(value, OpResult):
+        return False
+    owner = value.owner
+    if owner.name == "tensor.insert_slice" and tied_input is not None:
+        while isinstance(value, OpResult) and value.owner.name == "tensor.insert_slice":
+            value = value.owner.operands[1]
+        return value == tied_input
+    if len(list(value.uses)) != 1 or owner.name != "linalg.generic":
+        return False
+    body = owner.regions[0].blocks[0]
+    yielded = body.operations[len(body.operations) - 1].operation.operands
+    # Yielding an operand's elements is a copy, which IREE makes a transfer.
+    return not all(isinstance(v, BlockArgument) for v in yielded)

@@ -1,0 +1,101 @@
+// RUN: purity-opt %s --purity-store-results-in-arguments --split-input-file | filecheck %s
+
+// A result computed by a generic used only by the return gets a storage
+// argument and is left as it is: IREE computes it into that argument.
+// CHECK-LABEL: func.func @computed_result(
+// CHECK-SAME: %[[X:[a-z0-9]+]]: tensor<8xf32>,
+// CHECK-SAME: %[[STORAGE:[a-z0-9]+]]: tensor<8xf32> {iree.abi.output = 0 : index, purity.result_storage = 0 : i64})
+// CHECK: %[[DOUBLED:.*]] = linalg.generic {{.*}} ins(%[[X]] : tensor<8xf32>)
+// CHECK-NOT: linalg.generic
+// CHECK: return %[[DOUBLED]]
+#map = affine_map<(d0) -> (d0)>
+func.func @computed_result(%x: tensor<8xf32>) -> tensor<8xf32> {
+  %empty = tensor.empty() : tensor<8xf32>
+  %doubled = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel"]} ins(%x : tensor<8xf32>) outs(%empty : tensor<8xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %sum = arith.addf %in, %in : f32
+    linalg.yield %sum : f32
+  } -> tensor<8xf32>
+  return %doubled : tensor<8xf32>
+}
+
+// -----
+
+// A returned argument and a value returned twice: each result is copied into
+// its own storage argument by a generic that reads that argument.
+// CHECK-LABEL: func.func @returned_argument_and_twice(
+// CHECK-SAME: %[[X:[a-z0-9]+]]: tensor<8xf32>,
+// CHECK-SAME: %[[S0:[a-z0-9]+]]: tensor<8xf32> {iree.abi.output = 0 : index, purity.result_storage = 0 : i64},
+// CHECK-SAME: %[[S1:[a-z0-9]+]]: tensor<8xf32> {iree.abi.output = 1 : index, purity.result_storage = 1 : i64},
+// CHECK-SAME: %[[S2:[a-z0-9]+]]: tensor<8xf32> {iree.abi.output = 2 : index, purity.result_storage = 2 : i64})
+// CHECK: %[[DOUBLED:.*]] = linalg.generic {{.*}} ins(%[[X]] : tensor<8xf32>)
+// CHECK: %[[R0:.*]] = linalg.generic {{.*}} ins(%[[X]] : tensor<8xf32>) outs(%[[S0]] : tensor<8xf32>)
+// CHECK: arith.select
+// CHECK: %[[R1:.*]] = linalg.generic {{.*}} ins(%[[DOUBLED]] : tensor<8xf32>) outs(%[[S1]] : tensor<8xf32>)
+// CHECK: %[[R2:.*]] = linalg.generic {{.*}} ins(%[[DOUBLED]] : tensor<8xf32>) outs(%[[S2]] : tensor<8xf32>)
+// CHECK: return %[[R0]], %[[R1]], %[[R2]]
+#map = affine_map<(d0) -> (d0)>
+func.func @returned_argument_and_twice(%x: tensor<8xf32>) -> (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) {
+  %empty = tensor.empty() : tensor<8xf32>
+  %doubled = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel"]} ins(%x : tensor<8xf32>) outs(%empty : tensor<8xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %sum = arith.addf %in, %in : f32
+    linalg.yield %sum : f32
+  } -> tensor<8xf32>
+  return %x, %doubled, %doubled : tensor<8xf32>, tensor<8xf32>, tensor<8xf32>
+}
+
+// -----
+
+// A result tied to an input keeps its tie and gets no storage argument. Its
+// value is also summed (IREE would compute it into a buffer of its own and
+// copy it into the input), so it is copied into the input by a generic that
+// reads the input. The sum's result is stored, and a fill is copied.
+// CHECK-LABEL: func.func @tied_value_also_read(
+// CHECK-SAME: %[[P:[a-z0-9]+]]: tensor<8xf32> {iree.abi.output = 1 : index},
+// CHECK-SAME: %[[S0:[a-z0-9]+]]: tensor<f32> {iree.abi.output = 0 : index, purity.result_storage = 0 : i64},
+// CHECK-SAME: %[[S2:[a-z0-9]+]]: tensor<4xi64> {iree.abi.output = 2 : index, purity.result_storage = 2 : i64})
+// CHECK: %[[NEW:.*]] = linalg.generic {{.*}} ins(%[[P]] : tensor<8xf32>)
+// CHECK: %[[SUM:.*]] = linalg.generic {{.*}} ins(%[[NEW]] : tensor<8xf32>)
+// CHECK: %[[FILL:.*]] = linalg.fill
+// CHECK: %[[WRITTEN:.*]] = linalg.generic {{.*}} ins(%[[NEW]] : tensor<8xf32>) outs(%[[P]] : tensor<8xf32>)
+// CHECK: %[[FILLED:.*]] = linalg.generic {{.*}} ins(%[[FILL]] : tensor<4xi64>) outs(%[[S2]] : tensor<4xi64>)
+// CHECK: arith.xori %{{.*}}, %{{.*}} : i64
+// CHECK: return %[[SUM]], %[[WRITTEN]], %[[FILLED]]
+#map = affine_map<(d0) -> (d0)>
+#sum = affine_map<(d0) -> ()>
+func.func @tied_value_also_read(%p: tensor<8xf32> {iree.abi.output = 1 : index}) -> (tensor<f32>, tensor<8xf32>, tensor<4xi64>) {
+  %empty = tensor.empty() : tensor<8xf32>
+  %new = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel"]} ins(%p : tensor<8xf32>) outs(%empty : tensor<8xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %sum = arith.addf %in, %in : f32
+    linalg.yield %sum : f32
+  } -> tensor<8xf32>
+  %zero = arith.constant 0.0 : f32
+  %scalar = tensor.empty() : tensor<f32>
+  %init = linalg.fill ins(%zero : f32) outs(%scalar : tensor<f32>) -> tensor<f32>
+  %total = linalg.generic {indexing_maps = [#map, #sum], iterator_types = ["reduction"]} ins(%new : tensor<8xf32>) outs(%init : tensor<f32>) {
+  ^bb0(%in: f32, %acc: f32):
+    %sum = arith.addf %in, %acc : f32
+    linalg.yield %sum : f32
+  } -> tensor<f32>
+  %c7 = arith.constant 7 : i64
+  %ints = tensor.empty() : tensor<4xi64>
+  %filled = linalg.fill ins(%c7 : i64) outs(%ints : tensor<4xi64>) -> tensor<4xi64>
+  return %total, %new, %filled : tensor<f32>, tensor<8xf32>, tensor<4xi64>
+}
+
+// -----
+
+// Row writes into the tied input are left to purity-dispatch-argument-writes:
+// no copy of the whole cache is added.
+// CHECK-LABEL: func.func @row_write_into_tied_input(
+// CHECK-SAME: %[[CACHE:[a-z0-9]+]]: tensor<8x4xf32> {iree.abi.output = 0 : index}
+// CHECK-NOT: linalg.generic
+// CHECK: %[[WRITTEN:.*]] = tensor.insert_slice
+// CHECK-NOT: linalg.generic
+// CHECK: return %[[WRITTEN]]
+func.func @row_write_into_tied_input(%cache: tensor<8x4xf32> {iree.abi.output = 0 : index}, %row: tensor<1x4xf32>) -> tensor<8x4xf32> {
+  %written = tensor.insert_slice %row into %cache[2, 0] [1, 4] [1, 1] : tensor<1x4xf32> into tensor<8x4xf32>
+  return %written : tensor<8x4xf32>
+}
