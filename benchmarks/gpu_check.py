@@ -139,7 +139,7 @@ def check_in_place(bundle: Path, device: torch.device, results: dict) -> None:
                 values_ok=written_ok and others_untouched,
                 iree_given_callers_memory=entry.imports.get(0, (None,))[0] == address,
                 tensor_not_reallocated=cache.data_ptr() == address,
-                tied_inputs_cross=entry.tied_inputs_cross,
+                hand_over=entry.hand_over,
                 purity_us=median_us(loaded, (cache, torch.randn(256, device=device), 7), 200, device),
                 eager_us=median_us(kv_cache_write, (cache, torch.randn(256, device=device), 7), 200, device),
             )
@@ -246,7 +246,7 @@ def time_workloads(bundle: Path, manifest: dict, device: torch.device, inductor_
             entry = _only_entry(systems["purity"])
             tensor_count = len(entry.tensor_positions) + len(entry.convention.synthetic_bases)
             record["inputs_to_iree"] = (
-                f"{len(entry.imports)} of {tensor_count} as the caller's memory; tied inputs {entry.tied_inputs_cross}"
+                f"{len(entry.imports)} of {tensor_count} as the caller's memory; calls {entry.hand_over}"
             )
         results["workloads"].append(record)
         print(f"workload {workload.name}: {record}", flush=True)
