@@ -10,7 +10,8 @@ import torch
 
 import torch_purity
 
-# benchmarks/gpu_check.sh sets cuda; the suite here runs on the CPU.
+# PURITY_E2E_TARGET=cuda compiles for the GPU (CPU inputs then cross as host
+# copies); benchmarks/gpu_check.py checks the programs on CUDA tensors.
 TARGET = os.environ.get("PURITY_E2E_TARGET", "cpu")
 from programs import PROGRAMS
 from torch_purity.checking import compare

@@ -134,9 +134,10 @@ class LoadedModule:
 
 
 class DlpackResults:
-    """Results of `invoke`, each handed to torch on first access as a tensor
-    over IREE's result buffer, without a copy (the tensor keeps the buffer
-    alive). Results nobody reads (tied ones) are never handed over."""
+    """Results of `invoke` in IREE's own buffers, each handed to torch on
+    first access as a tensor over that buffer, without a copy (the tensor
+    keeps the buffer alive). Only for results without a storage argument:
+    IREE 3.13 can export such buffers on the CPU, not on CUDA."""
 
     def __init__(self, result_list, device, dlpack_device: tuple[int, int]) -> None:
         self._list = result_list

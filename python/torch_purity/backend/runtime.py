@@ -5,16 +5,19 @@ Needs torch and IREE's runtime only (no torch-mlir, no IREE compiler), so a
 program saved with `CompiledProgram.save` runs where no compiler is installed
 (`torch_purity.load`).
 
-Inputs and outputs cross between torch and IREE as DLPack capsules, on the
-CPU and on the GPU alike: an imported input is IREE's view of the caller's
-memory, and an output is torch's view of IREE's result buffer. IREE may write
-into argument buffers it was not told are written (design.md), so only two
-kinds of input cross as the caller's own memory: a written input tied to its
-result (`iree.abi.output`, written in place by the compiled code) and an input
-the linalg IR only reads (`purity.unwritten`). Every other input crosses as a
-fresh copy, and every other write reaches the caller's tensor after a
-successful call. IREE checks argument shapes and types before its first
-dispatch, so a call it rejects writes nothing.
+Memory crosses from torch to IREE only, as DLPack capsules, on the CPU and
+on the GPU alike; nothing crosses back (IREE's CUDA allocator cannot export
+what it allocated). Inputs: IREE may write into argument buffers it was not
+told are written (design.md), so only two kinds of input cross as the
+caller's own memory: a written input tied to its result (`iree.abi.output`,
+written in place by the compiled code) and an input the linalg IR only reads
+(`purity.unwritten`). Every other input crosses as a fresh copy, and every
+other write reaches the caller's tensor after a successful call. Outputs:
+each result has a storage argument (purity-store-results-in-arguments), and
+the runtime passes a fresh torch tensor there, which becomes the output.
+IREE checks argument shapes and types before its first dispatch, and
+validates buffer access before it runs a submission, so a call it rejects
+writes nothing.
 
 On the GPU, IREE runs on its own stream. Each call first waits for torch's
 current stream, so IREE reads inputs torch has finished writing, and

@@ -72,6 +72,8 @@ def _median_call_seconds(function, inputs: Sequence[object], repeats: int) -> fl
 def describe_hand_over(entry) -> str:
     """How each input crossed to IREE on the last call: as the caller's own
     memory (written in place, or only read) or as a copy."""
+    if entry.hand_over == "host copies":
+        return "host copies through IREE's invoker (IREE refused to write torch's memory in place)"
     names = entry.specialized.names
     parts = []
     for index in range(len(names) + len(entry.convention.synthetic_bases)):
@@ -102,7 +104,6 @@ def command_run(args: argparse.Namespace) -> int:
         print(f"  {line}")
 
     report = compare(eager_program, compiled, inputs)
-    print(f"inputs to IREE: {describe_hand_over(entry)}")
     if isinstance(program, torch.nn.Module):
         for (name, got), (_, want) in zip(program.state_dict().items(), eager_program.state_dict().items()):
             if not torch.allclose(got.double(), want.double(), atol=1e-5, rtol=1e-5):
@@ -119,6 +120,8 @@ def command_run(args: argparse.Namespace) -> int:
     compiled_seconds = _median_call_seconds(compiled, inputs, args.repeats)
     print(f"time per call (median of {args.repeats}, fresh copies of the inputs each call): eager {eager_seconds * 1e6:.0f} µs, "
           f"purity {compiled_seconds * 1e6:.0f} µs ({compiled_seconds / eager_seconds:.2f}x eager)")
+    print(f"inputs to IREE on the last call: {describe_hand_over(entry)}; "
+          "outputs written by IREE into tensors torch allocated")
     if args.dump_ir:
         print(f"IR of every stage written to {args.dump_ir}/")
     if args.print_ir:
