@@ -29,10 +29,13 @@ func.func @computed_result(%x: tensor<8xf32>) -> tensor<8xf32> {
 // CHECK-SAME: %[[S1:[a-z0-9]+]]: tensor<8xf32> {iree.abi.output = 1 : index, purity.result_storage = 1 : i64},
 // CHECK-SAME: %[[S2:[a-z0-9]+]]: tensor<8xf32> {iree.abi.output = 2 : index, purity.result_storage = 2 : i64})
 // CHECK: %[[DOUBLED:.*]] = linalg.generic {{.*}} ins(%[[X]] : tensor<8xf32>)
-// CHECK: %[[R0:.*]] = linalg.generic {{.*}} ins(%[[X]] : tensor<8xf32>) outs(%[[S0]] : tensor<8xf32>)
+// CHECK: %[[X_APART:.*]] = "util.optimization_barrier"(%[[X]])
+// CHECK: %[[R0:.*]] = linalg.generic {{.*}} ins(%[[X_APART]] : tensor<8xf32>) outs(%[[S0]] : tensor<8xf32>)
 // CHECK: arith.select
-// CHECK: %[[R1:.*]] = linalg.generic {{.*}} ins(%[[DOUBLED]] : tensor<8xf32>) outs(%[[S1]] : tensor<8xf32>)
-// CHECK: %[[R2:.*]] = linalg.generic {{.*}} ins(%[[DOUBLED]] : tensor<8xf32>) outs(%[[S2]] : tensor<8xf32>)
+// CHECK: %[[D1:.*]] = "util.optimization_barrier"(%[[DOUBLED]])
+// CHECK: %[[R1:.*]] = linalg.generic {{.*}} ins(%[[D1]] : tensor<8xf32>) outs(%[[S1]] : tensor<8xf32>)
+// CHECK: %[[D2:.*]] = "util.optimization_barrier"(%[[DOUBLED]])
+// CHECK: %[[R2:.*]] = linalg.generic {{.*}} ins(%[[D2]] : tensor<8xf32>) outs(%[[S2]] : tensor<8xf32>)
 // CHECK: return %[[R0]], %[[R1]], %[[R2]]
 #map = affine_map<(d0) -> (d0)>
 func.func @returned_argument_and_twice(%x: tensor<8xf32>) -> (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) {
@@ -58,8 +61,10 @@ func.func @returned_argument_and_twice(%x: tensor<8xf32>) -> (tensor<8xf32>, ten
 // CHECK: %[[NEW:.*]] = linalg.generic {{.*}} ins(%[[P]] : tensor<8xf32>)
 // CHECK: %[[SUM:.*]] = linalg.generic {{.*}} ins(%[[NEW]] : tensor<8xf32>)
 // CHECK: %[[FILL:.*]] = linalg.fill
-// CHECK: %[[WRITTEN:.*]] = linalg.generic {{.*}} ins(%[[NEW]] : tensor<8xf32>) outs(%[[P]] : tensor<8xf32>)
-// CHECK: %[[FILLED:.*]] = linalg.generic {{.*}} ins(%[[FILL]] : tensor<4xi64>) outs(%[[S2]] : tensor<4xi64>)
+// CHECK: %[[NEW_APART:.*]] = "util.optimization_barrier"(%[[NEW]])
+// CHECK: %[[WRITTEN:.*]] = linalg.generic {{.*}} ins(%[[NEW_APART]] : tensor<8xf32>) outs(%[[P]] : tensor<8xf32>)
+// CHECK: %[[FILL_APART:.*]] = "util.optimization_barrier"(%[[FILL]])
+// CHECK: %[[FILLED:.*]] = linalg.generic {{.*}} ins(%[[FILL_APART]] : tensor<4xi64>) outs(%[[S2]] : tensor<4xi64>)
 // CHECK: arith.xori %{{.*}}, %{{.*}} : i64
 // CHECK: return %[[SUM]], %[[WRITTEN]], %[[FILLED]]
 #map = affine_map<(d0) -> (d0)>
@@ -98,4 +103,27 @@ func.func @tied_value_also_read(%p: tensor<8xf32> {iree.abi.output = 1 : index})
 func.func @row_write_into_tied_input(%cache: tensor<8x4xf32> {iree.abi.output = 0 : index}, %row: tensor<1x4xf32>) -> tensor<8x4xf32> {
   %written = tensor.insert_slice %row into %cache[2, 0] [1, 4] [1, 1] : tensor<1x4xf32> into tensor<8x4xf32>
   return %written : tensor<8x4xf32>
+}
+
+// -----
+
+// An output that is a view of an input (`purity.aliases_input`) is made by
+// the runtime from the caller's tensor: no storage argument, no copy.
+// CHECK-LABEL: func.func @output_view_of_input(
+// CHECK-SAME: %[[X:[a-z0-9]+]]: tensor<8xf32>,
+// CHECK-SAME: %{{.*}}: tensor<f32> {iree.abi.output = 1 : index, purity.result_storage = 1 : i64})
+// CHECK-NOT: tensor<8xf32> {iree.abi.output
+// CHECK: return %[[X]], %{{.*}} : tensor<8xf32>, tensor<f32>
+#map = affine_map<(d0) -> (d0)>
+#sum = affine_map<(d0) -> ()>
+func.func @output_view_of_input(%x: tensor<8xf32>) -> (tensor<8xf32> {purity.aliases_input = 0 : i64}, tensor<f32>) {
+  %zero = arith.constant 0.0 : f32
+  %scalar = tensor.empty() : tensor<f32>
+  %init = linalg.fill ins(%zero : f32) outs(%scalar : tensor<f32>) -> tensor<f32>
+  %total = linalg.generic {indexing_maps = [#map, #sum], iterator_types = ["reduction"]} ins(%x : tensor<8xf32>) outs(%init : tensor<f32>) {
+  ^bb0(%in: f32, %acc: f32):
+    %sum = arith.addf %in, %acc : f32
+    linalg.yield %sum : f32
+  } -> tensor<f32>
+  return %x, %total : tensor<8xf32>, tensor<f32>
 }

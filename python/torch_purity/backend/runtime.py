@@ -30,6 +30,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 
 import numpy as np
 import torch
@@ -265,9 +266,12 @@ class Executable:
                 input_index, view = convention.output_views[output]
                 outputs.append(tensors[input_index].as_strided(view.sizes, view.strides, view.offset))
                 continue
-            if handed_out is None:
-                handed_out = [self.imports[i][2] for i in imported]
-            outputs.append(_hand_out(results[result_index], convention.result_dtypes[result_index], handed_out))
+            result = results[result_index]
+            if result_index in self._exported_results or result.dtype != convention.result_dtypes[result_index]:
+                if handed_out is None:
+                    handed_out = [self.imports[i][2] for i in imported]
+                result = _hand_out(result, convention.result_dtypes[result_index], handed_out)
+            outputs.append(result)  # a storage tensor: the output's own memory
         return self._rebuild_outputs(outputs)
 
     def _rebuild_outputs(self, outputs: list[torch.Tensor]):
@@ -307,9 +311,9 @@ class Executable:
                 imported.append(index)
             arguments.append(view)
             written_into[index] = tensor
-        results = {result: written_into[index] for result, index in convention.written_inputs if index in convention.tied_inputs}
-        for result, shape in convention.result_storage:
-            storage = torch.empty(shape, dtype=convention.result_dtypes[result], device=device)
+        results = {result: written_into[index] for result, index in self._tied_results}
+        for result, shape, dtype in self._storage:
+            storage = torch.empty(shape, dtype=dtype, device=device)
             arguments.append(module.import_tensor(storage))
             results[result] = storage
         if device.type == "cuda":
@@ -325,10 +329,24 @@ class Executable:
         if self.hand_over == "unchecked":
             self.hand_over = "in place"
             self.zero_copy_inputs = None  # tied inputs join from the next call
-        for result in range(len(convention.result_dtypes)):
-            if result not in results:  # no storage argument (not a ranked tensor): IREE's own buffer
-                results[result] = exported[result]
-        return results, imported
+        return _Results(results, exported), imported
+
+    @cached_property
+    def _tied_results(self) -> list[tuple[int, int]]:
+        """(result, input) of each input IREE writes in place through its tie."""
+        return [(r, i) for r, i in self.convention.written_inputs if i in self.convention.tied_inputs]
+
+    @cached_property
+    def _storage(self) -> list[tuple[int, tuple[int, ...], torch.dtype]]:
+        dtypes = self.convention.result_dtypes
+        return [(result, shape, dtypes[result]) for result, shape in self.convention.result_storage]
+
+    @cached_property
+    def _exported_results(self) -> set[int]:
+        """Results with neither a storage argument nor a tie: outputs that are
+        views of inputs (never read), and any the pipeline could not store."""
+        covered = {r for r, _ in self._tied_results} | {r for r, _ in self.convention.result_storage}
+        return {r for r in range(len(self.convention.result_dtypes)) if r not in covered}
 
     def _zero_copy_candidates(self, tensors: list[torch.Tensor]) -> set[int]:
         """Tied inputs (from the second call on), and inputs IREE cannot
@@ -365,6 +383,19 @@ class Executable:
         arguments += [np.zeros(shape, dtype=_host_dtype(convention.result_dtypes[r])) for r, shape in convention.result_storage]
         results = [torch.from_numpy(to_host(r)) for r in self.module(arguments)]
         return [r.to(device) for r in results] if device.type != "cpu" else results, []
+
+
+class _Results(dict):
+    """The tensor each result was written into; a result without one is
+    taken from IREE's own buffer when asked for (CPU only: IREE's CUDA
+    allocator cannot export it)."""
+
+    def __init__(self, written: dict[int, torch.Tensor], exported) -> None:
+        super().__init__(written)
+        self._exported = exported
+
+    def __missing__(self, result: int) -> torch.Tensor:
+        return self._exported[result]
 
 
 def _address_range(tensor: torch.Tensor) -> tuple[int, int]:

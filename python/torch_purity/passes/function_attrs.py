@@ -49,3 +49,10 @@ def arg_attr(function: Operation, index: int, name: str):
         return None
     entries = dict_entries(ArrayAttr(function.attributes["arg_attrs"])[index])
     return entries.get(name)
+
+
+def result_attr(function: Operation, index: int, name: str):
+    if "res_attrs" not in function.attributes:
+        return None
+    entries = dict_entries(ArrayAttr(function.attributes["res_attrs"])[index])
+    return entries.get(name)

@@ -42,9 +42,8 @@ def copy_reading_destination(source: Value, destination: Value) -> Value | None:
     exactly while reading `destination`: where the bit patterns agree it
     yields the destination's element (the same bits), else the source's. IREE
     binds such a destination read-write and writes it with a dispatch, never
-    with a transfer; folding cannot see through the comparison of the two
-    (each passes through util.optimization_barrier, which IREE drops when it
-    generates code). Built at the
+    with a transfer; folding cannot see through the comparison (the source
+    passes through util.optimization_barrier first). Built at the
     current insertion point and location; None for element types other than
     integers and IEEE floats."""
     tensor_type = RankedTensorType(source.type)
@@ -52,6 +51,14 @@ def copy_reading_destination(source: Value, destination: Value) -> Value | None:
     bits = _bit_type(element)
     if bits is None:
         return None
+    # IREE's util dialect, unknown to torch-mlir: written in generic form.
+    Context.current.allow_unregistered_dialects = True
+    # Folding must not see the source's elements: with a constant source,
+    # `select(new ^ old == 0, old, new)` folds to the constant (a transfer).
+    # The barrier also keeps IREE from fusing the copy into the source's other
+    # users (SGD over 256x256 parameters, a value also summed: one dispatch
+    # held the whole value on the stack, over llvm-cpu's 32 KiB limit).
+    source = Operation.create(BARRIER, results=[source.type], operands=[source]).results[0]
     identity = AffineMapAttr.get(AffineMap.get_identity(tensor_type.rank))
     parallel = Attribute.parse("#linalg.iterator_type<parallel>")
     generic = Operation.create(
@@ -67,13 +74,8 @@ def copy_reading_destination(source: Value, destination: Value) -> Value | None:
     )
     body = generic.regions[0].blocks.append(element, element)
     new_value, old_value = body.arguments
-    # IREE's util dialect, unknown to torch-mlir: written in generic form.
-    Context.current.allow_unregistered_dialects = True
     with InsertionPoint(body):
-        # The barriers keep folding from relating the two: with a constant
-        # source, `select(new ^ old == 0, old, new)` would fold to the constant.
-        new_bits = Operation.create(BARRIER, results=[element], operands=[new_value]).results[0]
-        old_bits = Operation.create(BARRIER, results=[element], operands=[old_value]).results[0]
+        new_bits, old_bits = new_value, old_value
         if bits != element:
             new_bits = Operation.create("arith.bitcast", results=[bits], operands=[new_bits]).results[0]
             old_bits = Operation.create("arith.bitcast", results=[bits], operands=[old_bits]).results[0]

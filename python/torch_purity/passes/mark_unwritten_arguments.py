@@ -28,8 +28,16 @@ from .function_attrs import arg_attr, function_ops, function_type, set_arg_attrs
 
 UNWRITTEN = "purity.unwritten"
 
-# Ops whose result is a view or reshape of operand 0: reading them reads the argument.
-_VIEW_LIKE = ("tensor.extract_slice", "tensor.expand_shape", "tensor.collapse_shape", "tensor.cast", "tensor.reshape")
+# Ops whose result is a view or reshape of operand 0, or operand 0 itself
+# (IREE's barrier, generic form): reading them reads the argument.
+_VIEW_LIKE = (
+    "tensor.extract_slice",
+    "tensor.expand_shape",
+    "tensor.collapse_shape",
+    "tensor.cast",
+    "tensor.reshape",
+    "util.optimization_barrier",
+)
 # (op, operand number) pairs that only read.
 _READ_OPERANDS = {("tensor.extract", 0), ("tensor.dim", 0), ("tensor.insert_slice", 0), ("tensor.pad", 0)}
 _READ_ANY_OPERAND = ("tensor.concat",)

@@ -12,7 +12,9 @@ copies, fills) need DISCARD_WRITE and fail with PERMISSION_DENIED. So:
    type, appended after all others and tied to it (`iree.abi.output`,
    `purity.result_storage` = the result's index). The runtime passes a fresh
    torch tensor there, IREE computes the result into it, and that tensor is
-   the output: no copy, on the CPU and the GPU alike.
+   the output: no copy, on the CPU and the GPU alike. Results that are views
+   of an input (`purity.aliases_input`) are left as they are: the runtime
+   never reads them, it returns a view of the caller's tensor.
 2. Each result, stored or tied to an input, that IREE would produce with a
    transfer or in a buffer of its own followed by a copy goes through a
    generic that copies it into its argument while reading the argument
@@ -43,7 +45,7 @@ from torch_mlir.ir import (
 )
 
 from .base import ModulePass
-from .function_attrs import arg_attr, function_ops, function_type, i64_attr, set_arg_attrs
+from .function_attrs import arg_attr, function_ops, function_type, i64_attr, result_attr, set_arg_attrs
 from .linalg_builders import copy_reading_destination
 
 RESULT_STORAGE = "purity.result_storage"
@@ -75,6 +77,8 @@ def _store_results(function: Operation) -> None:
     for result_index, result_type in enumerate(signature.results):
         if result_index in destinations or not isinstance(result_type, RankedTensorType):
             continue
+        if result_attr(function, result_index, "purity.aliases_input") is not None:
+            continue  # an output that is a view of an input: the runtime makes it from the input
         block.add_argument(result_type, function.location)
         inputs.append(result_type)
         destinations[result_index] = len(inputs) - 1
