@@ -6,8 +6,7 @@
 // CHECK-SAME: %[[X:[a-z0-9]+]]: tensor<8x4xf32>
 // CHECK: %[[READ:.*]] = tensor.extract_slice %[[X]][0, 0] [7, 4] [1, 1]
 // CHECK: %[[ZEROS:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%{{.*}} : tensor<7x4xf32>)
-// CHECK: %[[SOURCE:.*]] = "util.optimization_barrier"(%[[READ]])
-// CHECK: %[[COPY:.*]] = linalg.generic {{.*}} ins(%[[SOURCE]] : tensor<7x4xf32>) outs(%[[ZEROS]] : tensor<7x4xf32>)
+// CHECK: %[[COPY:.*]] = linalg.generic {{.*}} ins(%[[READ]] : tensor<7x4xf32>) outs(%[[ZEROS]] : tensor<7x4xf32>)
 // CHECK: arith.select
 // CHECK: %[[SHIFTED:.*]] = tensor.insert_slice %[[COPY]] into %[[X]][1, 0] [7, 4] [1, 1]
 // CHECK: return %[[SHIFTED]]
@@ -39,8 +38,7 @@ func.func @other_source(%x: tensor<8x4xf32>, %y: tensor<8x4xf32>) -> tensor<8x4x
 // CHECK: %[[FIRST:.*]] = tensor.insert_slice %{{.*}} into %[[X]][0, 0] [1, 4] [1, 1]
 // CHECK: %[[ROW:.*]] = tensor.expand_shape
 // CHECK-NOT: arith.bitcast
-// CHECK: %[[SOURCE:.*]] = "util.optimization_barrier"(%[[ROW]])
-// CHECK: %[[COPY:.*]] = linalg.generic {{.*}} ins(%[[SOURCE]] : tensor<1x4xi32>)
+// CHECK: %[[COPY:.*]] = linalg.generic {{.*}} ins(%[[ROW]] : tensor<1x4xi32>)
 // CHECK: tensor.insert_slice %[[COPY]] into %[[FIRST]][3, 0] [1, 4] [1, 1]
 func.func @through_insertions_and_reshapes(%x: tensor<4x4xi32>, %row: tensor<1x4xi32>) -> tensor<4x4xi32> {
   %first = tensor.insert_slice %row into %x[0, 0] [1, 4] [1, 1] : tensor<1x4xi32> into tensor<4x4xi32>

@@ -7,9 +7,9 @@ overlapping ranges of one buffer, which its command-buffer validation
 rejects (INVALID_ARGUMENT, "source and target ranges overlap within the same
 buffer"; seen on the CPU and the GPU). The pass copies such a source into a
 fresh tensor with a dispatch (`fresh_copy`) before it is inserted, so IREE
-copies from a buffer of its own. It applies when the insertion's source is
-read (through slices and reshapes) from the same value its destination
-derives from (through earlier insertions). The cost is one more copy of the
+copies from a buffer of its own. It applies when the insertion's source and
+destination live in the same buffer (`buffer_root`: through slices,
+reshapes and earlier insertions). The cost is one more copy of the
 slice, not of the tensor.
 """
 
@@ -17,15 +17,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from torch_mlir.ir import InsertionPoint, Operation, OpResult
+from torch_mlir.ir import InsertionPoint, Operation
 
 from .base import ModulePass
 from .function_attrs import function_ops
-from .linalg_builders import fresh_copy
-
-# Ops whose result reads operand 0's elements without computing new ones.
-_VIEW_LIKE = ("tensor.extract_slice", "tensor.expand_shape", "tensor.collapse_shape", "tensor.cast")
-
+from .linalg_builders import buffer_root, fresh_copy
 
 @dataclass(frozen=True)
 class CopyOverlappingSliceSources(ModulePass):
@@ -38,15 +34,8 @@ class CopyOverlappingSliceSources(ModulePass):
             block = function.regions[0].blocks[0]
             inserts = [op.operation for op in block.operations if op.operation.name == "tensor.insert_slice"]
             for insert in inserts:
-                if _root(insert.operands[0], _VIEW_LIKE) == _root(insert.operands[1], ("tensor.insert_slice",)):
+                if buffer_root(insert.operands[0]) == buffer_root(insert.operands[1]):
                     with InsertionPoint(insert), insert.location:
                         copied = fresh_copy(insert.operands[0])
                     if copied is not None:
                         insert.operands[0] = copied
-
-
-def _root(value, through: tuple[str, ...]):
-    """The value `value` derives from, following operand 0 (views) or operand 1 (insertions) of `through` ops."""
-    while isinstance(value, OpResult) and value.owner.name in through:
-        value = value.owner.operands[1 if value.owner.name == "tensor.insert_slice" else 0]
-    return value

@@ -30,15 +30,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from torch_mlir.ir import BlockArgument, DenseI32ArrayAttr, InsertionPoint, Operation, OpResult
+from torch_mlir.ir import BlockArgument, DenseI32ArrayAttr, InsertionPoint, Operation
 
 from .base import ModulePass
 from .function_attrs import function_ops
-from .linalg_builders import copy_reading_destination
-
-
-# Ops whose result is operand 0 reshaped: a write into it is a write into operand 0.
-_RESHAPES = ("tensor.expand_shape", "tensor.collapse_shape", "tensor.cast")
+from .linalg_builders import buffer_root, copy_reading_destination
 
 
 @dataclass(frozen=True)
@@ -51,15 +47,8 @@ class DispatchArgumentWrites(ModulePass):
         for function in function_ops(module):
             block = function.regions[0].blocks[0]
             for op in [op.operation for op in block.operations if op.operation.name == "tensor.insert_slice"]:
-                if isinstance(_written_root(op.operands[1]), BlockArgument):
+                if isinstance(buffer_root(op.operands[1]), BlockArgument):
                     _read_destination(op)
-
-
-def _written_root(value):
-    """What a write into `value` writes into, following insertions' destinations and reshapes."""
-    while isinstance(value, OpResult) and value.owner.name in ("tensor.insert_slice", "tensor.extract_slice", *_RESHAPES):
-        value = value.owner.operands[1 if value.owner.name == "tensor.insert_slice" else 0]
-    return value
 
 
 def _read_destination(insert: Operation) -> None:

@@ -8,6 +8,7 @@ from torch_mlir.ir import (
     ArrayAttr,
     Attribute,
     BF16Type,
+    BlockArgument,
     Context,
     DenseI32ArrayAttr,
     F16Type,
@@ -18,13 +19,35 @@ from torch_mlir.ir import (
     IntegerAttr,
     IntegerType,
     Operation,
+    OpResult,
     RankedTensorType,
     Type,
     Value,
 )
 
 _CMPI_EQ = 0  # arith.cmpi predicate "eq"
-BARRIER = "util.optimization_barrier"
+BARRIER = "util.optimization_barrier"  # IREE's, in generic form
+
+
+# Ops whose result lives in operand 0's buffer (views, reshapes, IREE's
+# barrier), and insertions, whose result lives in their destination's (operand 1).
+_SAME_BUFFER = (
+    "tensor.extract_slice",
+    "tensor.expand_shape",
+    "tensor.collapse_shape",
+    "tensor.cast",
+    "tensor.insert_slice",
+    BARRIER,
+)
+
+
+def buffer_root(value: Value) -> Value:
+    """The value whose buffer `value` lives in, as IREE places it when it can:
+    followed through views, reshapes, barriers and insertions' destinations.
+    A function argument where the value is (a part of) an argument."""
+    while isinstance(value, OpResult) and value.owner.name in _SAME_BUFFER:
+        value = value.owner.operands[1 if value.owner.name == "tensor.insert_slice" else 0]
+    return value
 
 
 def _bit_type(element: Type) -> Type | None:
@@ -42,8 +65,8 @@ def copy_reading_destination(source: Value, destination: Value) -> Value | None:
     exactly while reading `destination`: where the bit patterns agree it
     yields the destination's element (the same bits), else the source's. IREE
     binds such a destination read-write and writes it with a dispatch, never
-    with a transfer; folding cannot see through the comparison (the source
-    passes through util.optimization_barrier first). Built at the
+    with a transfer; folding cannot see through the comparison (a computed
+    source passes through util.optimization_barrier first). Built at the
     current insertion point and location; None for element types other than
     integers and IEEE floats."""
     tensor_type = RankedTensorType(source.type)
@@ -51,14 +74,14 @@ def copy_reading_destination(source: Value, destination: Value) -> Value | None:
     bits = _bit_type(element)
     if bits is None:
         return None
-    # IREE's util dialect, unknown to torch-mlir: written in generic form.
-    Context.current.allow_unregistered_dialects = True
-    # Folding must not see the source's elements: with a constant source,
-    # `select(new ^ old == 0, old, new)` folds to the constant (a transfer).
-    # The barrier also keeps IREE from fusing the copy into the source's other
-    # users (SGD over 256x256 parameters, a value also summed: one dispatch
-    # held the whole value on the stack, over llvm-cpu's 32 KiB limit).
-    source = Operation.create(BARRIER, results=[source.type], operands=[source]).results[0]
+    if not isinstance(buffer_root(source), BlockArgument):
+        # Folding must not see a computed source's elements: with a constant,
+        # `select(new ^ old == 0, old, new)` folds to the constant (a
+        # transfer). IREE's barrier (generic form: torch-mlir does not know
+        # the util dialect) hides them. Not on a value in an argument's
+        # buffer: IREE then copied within that one buffer, which it rejects.
+        Context.current.allow_unregistered_dialects = True
+        source = Operation.create(BARRIER, results=[source.type], operands=[source]).results[0]
     identity = AffineMapAttr.get(AffineMap.get_identity(tensor_type.rank))
     parallel = Attribute.parse("#linalg.iterator_type<parallel>")
     generic = Operation.create(
