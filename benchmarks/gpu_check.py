@@ -170,7 +170,7 @@ def check_programs(bundle: Path, manifest: dict, device: torch.device, results: 
                 except Exception as error:
                     record = {"status": "eager fails on this device", "detail": _first_line(error)}
                     break
-                if any(isinstance(o, torch.Tensor) and o.device != device for o in eager_outputs):
+                if any(isinstance(o, torch.Tensor) and o.device.type != device.type for o in eager_outputs):
                     # The program makes a tensor without device= (torch.zeros(2, 2)): eager
                     # returns it on the CPU, Purity computes everything on the target.
                     record = {"status": "eager returns a tensor on another device"}
