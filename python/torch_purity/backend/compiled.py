@@ -188,6 +188,7 @@ def build_entry(
         module=LoadedModule(target, vmfb),
         tensor_positions=specialized.tensor_positions,
         output_spec=specialized.output_spec,
+        devices_fixed=True,  # input_signature includes each tensor's device
         specialized=specialized,
         lowered=lowered,
         mutable_ir=mutable_ir,

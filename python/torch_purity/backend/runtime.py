@@ -236,13 +236,23 @@ class Executable:
     # copies, which IREE may write as it likes.
     hand_over: str = "unchecked"
     output_form: str | None = None  # "leaf", "tuple" or "tree", found on the first call
+    # Whether the inputs are on the target's device. Fixed per entry where the
+    # signature includes devices (CompiledProgram), checked per call otherwise.
+    devices_fixed: bool = False
+    on_target: bool | None = None
+    _copied_back_for: tuple = (None, ())  # (the candidate set it was made for, the pairs)
 
     def run(self, args: Sequence[object]):
         convention = self.convention
         tensors = convention.arguments([args[i] for i in self.tensor_positions])
-        device_type = TARGET_DEVICE_TYPES[self.module.target]
+        on_target = self.on_target
+        if on_target is None:
+            device_type = TARGET_DEVICE_TYPES[self.module.target]
+            on_target = all(t.device.type == device_type for t in tensors)
+            if self.devices_fixed:
+                self.on_target = on_target
         try:
-            if self.hand_over != "host copies" and all(t.device.type == device_type for t in tensors):
+            if on_target and self.hand_over != "host copies":
                 results, imported = self._invoke_in_place(tensors)
             else:
                 results, imported = self._invoke_generic(tensors)
@@ -251,8 +261,11 @@ class Executable:
         except Exception as error:  # argument checks fail before any write
             raise PurityError("run", f"{type(error).__name__}: {error}") from error
 
-        in_place = convention.tied_inputs.intersection(imported)
-        copied_back = [(r, i) for r, i in convention.written_inputs if i not in in_place]
+        if len(imported) == len(self.zero_copy_inputs or ()):
+            copied_back = self._copied_back  # every candidate crossed as the caller's memory
+        else:
+            in_place = convention.tied_inputs.intersection(imported)
+            copied_back = [(r, i) for r, i in convention.written_inputs if i not in in_place]
         if copied_back or convention.metadata_mutations:
             with torch.no_grad():
                 for result_index, input_index in copied_back:
@@ -300,9 +313,13 @@ class Executable:
             self.zero_copy_inputs = self._zero_copy_candidates(tensors)
         module, convention = self.module, self.convention
         device = tensors[0].device if tensors else torch.device(TARGET_DEVICE_TYPES[module.target])
-        arguments, imported, written_into = [], [], {}
+        zero_copy, imports = self.zero_copy_inputs, self.imports
+        arguments, imported, passed = [], [], []
         for index, tensor in enumerate(tensors):
-            view = self._import(index, tensor) if index in self.zero_copy_inputs else None
+            view = None
+            if index in zero_copy:
+                cached = imports.get(index)  # the common case, inlined: the same tensor again
+                view = cached[1] if cached is not None and cached[0] == tensor.data_ptr() else self._import(index, tensor)
             if view is None:
                 # A fresh contiguous tensor starts on an allocation boundary.
                 tensor = tensor.detach().clone(memory_format=torch.contiguous_format)
@@ -310,8 +327,8 @@ class Executable:
             else:
                 imported.append(index)
             arguments.append(view)
-            written_into[index] = tensor
-        results = {result: written_into[index] for result, index in self._tied_results}
+            passed.append(tensor)
+        results = {result: passed[index] for result, index in self._tied_results}
         for result, shape, dtype in self._storage:
             storage = torch.empty(shape, dtype=dtype, device=device)
             arguments.append(module.import_tensor(storage))
@@ -330,6 +347,16 @@ class Executable:
             self.hand_over = "in place"
             self.zero_copy_inputs = None  # tied inputs join from the next call
         return _Results(results, exported), imported
+
+    @property
+    def _copied_back(self) -> list[tuple[int, int]]:
+        """(result, input) of the written inputs not written in place, when
+        every zero-copy candidate crossed as the caller's memory."""
+        candidates = self.zero_copy_inputs
+        if self._copied_back_for[0] is not candidates or candidates is None:
+            in_place = self.convention.tied_inputs & (candidates or set())
+            self._copied_back_for = (candidates, [(r, i) for r, i in self.convention.written_inputs if i not in in_place])
+        return self._copied_back_for[1]
 
     @cached_property
     def _tied_results(self) -> list[tuple[int, int]]:

@@ -33,6 +33,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from torch_mlir.ir import (
+    ArrayAttr,
     BlockArgument,
     FunctionType,
     IndexType,
@@ -102,7 +103,12 @@ def _store_results(function: Operation) -> None:
 
 
 def _written_by_its_own_dispatch(value, tied_input: BlockArgument | None) -> bool:
-    """Whether IREE computes `value` straight into its destination argument."""
+    """Whether IREE computes `value` straight into its destination argument:
+    a chain of slice writes into its own tied input, or a `linalg.generic`
+    (not a copy) returned once whose other users are elementwise generics,
+    which IREE fuses with it into one dispatch that stores both. A value also
+    read by a reduction or another op was seen computed into a buffer of
+    IREE's own and then copied (SGD: a parameter also summed)."""
     if not isinstance(value, OpResult):
         return False
     owner = value.owner
@@ -110,9 +116,23 @@ def _written_by_its_own_dispatch(value, tied_input: BlockArgument | None) -> boo
         while isinstance(value, OpResult) and value.owner.name == "tensor.insert_slice":
             value = value.owner.operands[1]
         return value == tied_input
-    if len(list(value.uses)) != 1 or owner.name != "linalg.generic":
+    if owner.name != "linalg.generic" or _is_copy(owner):
         return False
-    body = owner.regions[0].blocks[0]
+    returns = 0
+    for use in value.uses:
+        if use.owner.name == "func.return":
+            returns += 1
+        elif use.owner.name != "linalg.generic" or not _is_elementwise(use.owner):
+            return False
+    return returns == 1
+
+
+def _is_copy(generic) -> bool:
+    """Yielding an operand's elements unchanged, which IREE makes a transfer."""
+    body = generic.regions[0].blocks[0]
     yielded = body.operations[len(body.operations) - 1].operation.operands
-    # Yielding an operand's elements is a copy, which IREE makes a transfer.
-    return not all(isinstance(v, BlockArgument) for v in yielded)
+    return all(isinstance(v, BlockArgument) for v in yielded)
+
+
+def _is_elementwise(generic) -> bool:
+    return all(str(kind).endswith("parallel>") for kind in ArrayAttr(generic.attributes["iterator_types"]))
