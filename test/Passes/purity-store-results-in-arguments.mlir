@@ -127,3 +127,30 @@ func.func @output_view_of_input(%x: tensor<8xf32>) -> (tensor<8xf32> {purity.ali
   } -> tensor<f32>
   return %x, %total : tensor<8xf32>, tensor<f32>
 }
+
+// -----
+
+// An optimizer step: the momentum buffer's new value is returned (tied) and
+// read by the parameter's elementwise update. IREE fuses both into one
+// dispatch that stores each straight into its argument: nothing is wrapped.
+// CHECK-LABEL: func.func @momentum_read_by_elementwise_update(
+// CHECK-NOT: util.optimization_barrier
+// CHECK: %[[BUF:.*]] = linalg.generic
+// CHECK: %[[PARAM:.*]] = linalg.generic {{.*}} ins(%{{.*}}, %[[BUF]] : tensor<8xf32>, tensor<8xf32>)
+// CHECK-NOT: linalg.generic
+// CHECK: return %[[PARAM]], %[[BUF]]
+#map = affine_map<(d0) -> (d0)>
+func.func @momentum_read_by_elementwise_update(%param: tensor<8xf32> {iree.abi.output = 0 : index}, %buf: tensor<8xf32> {iree.abi.output = 1 : index}, %grad: tensor<8xf32>) -> (tensor<8xf32>, tensor<8xf32>) {
+  %empty = tensor.empty() : tensor<8xf32>
+  %new_buf = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel"]} ins(%buf, %grad : tensor<8xf32>, tensor<8xf32>) outs(%empty : tensor<8xf32>) {
+  ^bb0(%b: f32, %g: f32, %out: f32):
+    %sum = arith.addf %b, %g : f32
+    linalg.yield %sum : f32
+  } -> tensor<8xf32>
+  %new_param = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel"]} ins(%param, %new_buf : tensor<8xf32>, tensor<8xf32>) outs(%empty : tensor<8xf32>) {
+  ^bb0(%p: f32, %b: f32, %out: f32):
+    %step = arith.subf %p, %b : f32
+    linalg.yield %step : f32
+  } -> tensor<8xf32>
+  return %new_param, %new_buf : tensor<8xf32>, tensor<8xf32>
+}

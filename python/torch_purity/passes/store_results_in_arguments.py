@@ -19,13 +19,18 @@ copies, fills) need DISCARD_WRITE and fail with PERMISSION_DENIED. So:
    transfer or in a buffer of its own followed by a copy goes through a
    generic that copies it into its argument while reading the argument
    (`copy_reading_destination`), so a dispatch writes it. Left alone: a
-   value computed by a linalg op (other than a fill or a copy) whose only use
-   is the return, which IREE computes straight into the argument; and a
-   chain of slice writes into the tied input itself (written in place, see
+   value computed by a `linalg.generic` (other than a copy), returned once
+   and otherwise read only by elementwise generics (IREE fuses them into one
+   dispatch that stores it straight into the argument: an optimizer's
+   momentum buffer, read by the parameter's update); and a chain of slice
+   writes into the tied input itself (written in place, see
    `purity-dispatch-argument-writes`). Wrapped: returned arguments, fills,
    copies, transposes and other named ops (a transposed result was seen
-   written with a copy), scatters, reshapes, constants, values also read
-   elsewhere or returned twice. A wrapper costs one pass over its result.
+   written with a copy), scatters, reshapes, constants, values also read by
+   a reduction or another op (SGD: a parameter also summed was computed into
+   IREE's own buffer, then copied), or returned twice. A wrapper costs one
+   pass over its result. Should IREE still write an argument with a
+   transfer, the runtime's first call finds out (docs/architecture.md, 5).
 """
 
 from __future__ import annotations
