@@ -21,7 +21,8 @@ from torch_mlir.ir import InsertionPoint, Operation
 
 from .base import ModulePass
 from .function_attrs import function_ops
-from .linalg_builders import buffer_root, fresh_copy
+from .linalg_builders import buffer_root, fresh_copy, insert_slices
+
 
 @dataclass(frozen=True)
 class CopyOverlappingSliceSources(ModulePass):
@@ -30,12 +31,9 @@ class CopyOverlappingSliceSources(ModulePass):
     name = "purity-copy-overlapping-slice-sources"
 
     def apply(self, module: Operation) -> None:
-        for function in function_ops(module):
-            block = function.regions[0].blocks[0]
-            inserts = [op.operation for op in block.operations if op.operation.name == "tensor.insert_slice"]
-            for insert in inserts:
-                if buffer_root(insert.operands[0]) == buffer_root(insert.operands[1]):
-                    with InsertionPoint(insert), insert.location:
-                        copied = fresh_copy(insert.operands[0])
-                    if copied is not None:
-                        insert.operands[0] = copied
+        for insert in insert_slices(function_ops(module)):
+            if buffer_root(insert.operands[0]) == buffer_root(insert.operands[1]):
+                with InsertionPoint(insert), insert.location:
+                    copied = fresh_copy(insert.operands[0])
+                if copied is not None:
+                    insert.operands[0] = copied

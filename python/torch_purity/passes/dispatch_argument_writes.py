@@ -34,7 +34,7 @@ from torch_mlir.ir import BlockArgument, DenseI32ArrayAttr, InsertionPoint, Oper
 
 from .base import ModulePass
 from .function_attrs import function_ops
-from .linalg_builders import buffer_root, copy_reading_destination
+from .linalg_builders import buffer_root, copy_reading_destination, insert_slices
 
 
 @dataclass(frozen=True)
@@ -44,11 +44,9 @@ class DispatchArgumentWrites(ModulePass):
     name = "purity-dispatch-argument-writes"
 
     def apply(self, module: Operation) -> None:
-        for function in function_ops(module):
-            block = function.regions[0].blocks[0]
-            for op in [op.operation for op in block.operations if op.operation.name == "tensor.insert_slice"]:
-                if isinstance(buffer_root(op.operands[1]), BlockArgument):
-                    _read_destination(op)
+        for insert in insert_slices(function_ops(module)):
+            if isinstance(buffer_root(insert.operands[1]), BlockArgument):
+                _read_destination(insert)
 
 
 def _read_destination(insert: Operation) -> None:

@@ -41,6 +41,17 @@ _SAME_BUFFER = (
 )
 
 
+def insert_slices(functions: list[Operation]) -> list[Operation]:
+    """The `tensor.insert_slice` ops in the functions' bodies, in order (a list:
+    passes rewrite around them)."""
+    return [
+        op.operation
+        for function in functions
+        for op in function.regions[0].blocks[0].operations
+        if op.operation.name == "tensor.insert_slice"
+    ]
+
+
 def buffer_root(value: Value) -> Value:
     """The value whose buffer `value` lives in, as IREE places it when it can:
     followed through views, reshapes, barriers and insertions' destinations.
