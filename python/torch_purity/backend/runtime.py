@@ -48,8 +48,6 @@ _TORCH_DTYPES = {
 # storage (x[1:]) is not aligned that way; writing one through the tie
 # crashed on the CPU (found by `purity fuzz`), so such an input is copied.
 _IMPORT_ALIGNMENT = 64
-# Where IREE computes for each target, as torch names the device.
-TARGET_DEVICE_TYPES = {"cpu": "cpu", "cuda": "cuda"}
 
 
 @dataclass(frozen=True)
@@ -240,15 +238,17 @@ class Executable:
     # signature includes devices (CompiledProgram), checked per call otherwise.
     devices_fixed: bool = False
     on_target: bool | None = None
-    _copied_back_for: tuple = (None, ())  # (the candidate set it was made for, the pairs)
+    # (result, input) of the written inputs to copy back, per set of inputs
+    # that crossed as the caller's memory (a call or two find every set).
+    _copied_back: dict[tuple[int, ...], list[tuple[int, int]]] = field(default_factory=dict)
 
     def run(self, args: Sequence[object]):
         convention = self.convention
         tensors = convention.arguments([args[i] for i in self.tensor_positions])
         on_target = self.on_target
         if on_target is None:
-            device_type = TARGET_DEVICE_TYPES[self.module.target]
-            on_target = all(t.device.type == device_type for t in tensors)
+            target = self.module.target  # named as torch names the device
+            on_target = all(t.device.type == target for t in tensors)
             if self.devices_fixed:
                 self.on_target = on_target
         try:
@@ -261,11 +261,11 @@ class Executable:
         except Exception as error:  # argument checks fail before any write
             raise PurityError("run", f"{type(error).__name__}: {error}") from error
 
-        if len(imported) == len(self.zero_copy_inputs or ()):
-            copied_back = self._copied_back  # every candidate crossed as the caller's memory
-        else:
+        copied_back = self._copied_back.get(tuple(imported))
+        if copied_back is None:
             in_place = convention.tied_inputs.intersection(imported)
             copied_back = [(r, i) for r, i in convention.written_inputs if i not in in_place]
+            self._copied_back[tuple(imported)] = copied_back
         if copied_back or convention.metadata_mutations:
             with torch.no_grad():
                 for result_index, input_index in copied_back:
@@ -312,7 +312,7 @@ class Executable:
         if self.zero_copy_inputs is None:
             self.zero_copy_inputs = self._zero_copy_candidates(tensors)
         module, convention = self.module, self.convention
-        device = tensors[0].device if tensors else torch.device(TARGET_DEVICE_TYPES[module.target])
+        device = tensors[0].device if tensors else torch.device(module.target)
         zero_copy, imports = self.zero_copy_inputs, self.imports
         arguments, imported, passed = [], [], []
         for index, tensor in enumerate(tensors):
@@ -347,16 +347,6 @@ class Executable:
             self.hand_over = "in place"
             self.zero_copy_inputs = None  # tied inputs join from the next call
         return _Results(results, exported), imported
-
-    @property
-    def _copied_back(self) -> list[tuple[int, int]]:
-        """(result, input) of the written inputs not written in place, when
-        every zero-copy candidate crossed as the caller's memory."""
-        candidates = self.zero_copy_inputs
-        if self._copied_back_for[0] is not candidates or candidates is None:
-            in_place = self.convention.tied_inputs & (candidates or set())
-            self._copied_back_for = (candidates, [(r, i) for r, i in self.convention.written_inputs if i not in in_place])
-        return self._copied_back_for[1]
 
     @cached_property
     def _tied_results(self) -> list[tuple[int, int]]:
