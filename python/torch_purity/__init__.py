@@ -6,11 +6,11 @@ imported on first use; `load` (saved programs) needs IREE's runtime only.
 
 from .backend.dynamo import register as _register_dynamo_backend
 from .backend.saved import SavedProgram, load
-from .errors import PurityError
+from .errors import PurityError, PurityIndexError
 
 _register_dynamo_backend()
 
-__all__ = ["CompiledProgram", "PurityError", "SavedProgram", "compile", "import_fx", "load"]
+__all__ = ["CompiledProgram", "PurityError", "PurityIndexError", "SavedProgram", "compile", "import_fx", "load"]
 
 
 def __getattr__(name: str):

@@ -33,3 +33,8 @@ class PurityError(Exception):
             where += f" at {self.source}"
         head = f"{self.stage} failed" + (f" on{where}" if where else "")
         return f"{head}: {self.message}"
+
+
+class PurityIndexError(PurityError, IndexError):
+    """An index read from data was out of range at run time (eager raises
+    IndexError or RuntimeError there); nothing of the caller's was written."""

@@ -29,9 +29,16 @@ class Stage:
 STAGES: tuple[Stage, ...] = (
     Stage(
         "functional-torch",
-        ("purity-synthesize-bases", "purity-functionalize{record-mutations=true}", "purity-decompose-strided", "canonicalize"),
+        (
+            "purity-synthesize-bases",
+            "purity-functionalize{record-mutations=true}",
+            "purity-decompose-strided",
+            "purity-check-indices",
+            "canonicalize",
+        ),
         "overlapping written inputs merged into synthetic bases; mutation and aliasing removed; "
-        "written arguments keep one edge overwrite",
+        "written arguments keep one edge overwrite; indices read from data clamped, checked and reported "
+        "in an extra result, writes into arguments guarded on the checks",
     ),
     Stage(
         "value-boundary-torch",
@@ -62,7 +69,8 @@ PIPELINES: dict[str, tuple[str, ...]] = {
 }
 PIPELINE_SUMMARIES = {
     "purity-lower-to-linalg": "all stages: mutable Torch IR to linalg-on-tensors with written arguments tied to results",
-    "purity-lower-to-functional": "purity-synthesize-bases, purity-functionalize, purity-decompose-strided, canonicalize",
+    "purity-lower-to-functional": "purity-synthesize-bases, purity-functionalize, purity-decompose-strided, "
+    "purity-check-indices, canonicalize",
 }
 
 _RESTRICTED_ANCHOR = re.compile(r"restricted to '([^']+)'")
@@ -154,5 +162,13 @@ def pass_manager(specs: list[str], context: ir.Context) -> PassManager:
 
 
 def reproducer_command(ir_path: str, specs: list[str]) -> str:
-    flags = " ".join(f"'--{s}'" if "{" in s else f"--{s}" for s in specs)
+    flags = " ".join(_flag(s) for s in specs)
     return f"purity-opt {ir_path} {flags}"
+
+
+def _flag(spec: str) -> str:
+    """`name{a=1 b=2}` as purity-opt's (and mlir-opt's) `'--name=a=1 b=2'`."""
+    head = _SPEC.match(spec)
+    if head is None or head.group(2) is None:
+        return f"--{spec}"
+    return f"'--{head.group(1)}={head.group(3)}'"

@@ -27,6 +27,7 @@ from torch_mlir import ir
 
 from ..errors import PurityError
 from ..importer import import_graph, new_context, renamed_inputs, trace_to_aten
+from ..passes.check_indices import INDEX_CHECKS
 from ..passes.function_attrs import dict_entries
 from .iree_runtime import IreeCompileError, LoadedModule, compile_linalg, iree_compile_command
 from .saved import save_program
@@ -62,6 +63,9 @@ def convention_from_value_boundary_ir(text: str) -> CallingConvention:
         if "purity.written_input" in attrs:
             convention.written_inputs.append((index, attrs["purity.written_input"]))
             continue
+        if INDEX_CHECKS in attrs:
+            convention.index_checks = (index, tuple(attrs[INDEX_CHECKS]))
+            continue
         output = len(convention.output_results)
         convention.output_results.append(index)
         if "purity.aliases_input" in attrs and "purity.view_sizes" in attrs:
@@ -92,6 +96,7 @@ def _attr_dicts(function, key: str) -> list[dict[str, object]]:
 
 def _python_value(attr):
     for kind, convert in (
+        (ir.ArrayAttr, lambda a: [_python_value(element) for element in a]),
         (ir.DenseI64ArrayAttr, lambda a: tuple(a)),
         (ir.IntegerAttr, lambda a: a.value),
         (ir.StringAttr, lambda a: a.value),

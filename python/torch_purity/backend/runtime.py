@@ -36,7 +36,7 @@ import numpy as np
 import torch
 import torch.utils._pytree as pytree
 
-from ..errors import PurityError
+from ..errors import PurityError, PurityIndexError
 from .iree_runtime import LoadedModule, to_host
 
 _TORCH_DTYPES = {
@@ -79,6 +79,9 @@ class CallingConvention:
     # (purity.result_storage, from the linalg IR): the caller passes a fresh
     # tensor for each, and IREE writes the result into it.
     result_storage: list[tuple[int, tuple[int, ...]]] = field(default_factory=list)
+    # (result index, "aten op|file:line" per flag) of the index checks'
+    # validity flags (purity-check-indices), or None without checks.
+    index_checks: tuple[int, tuple[str, ...]] | None = None
 
     def arguments(self, tensors: list[torch.Tensor]) -> list[torch.Tensor]:
         """The compiled function's arguments: the inputs, then each synthetic
@@ -101,6 +104,7 @@ class CallingConvention:
             "tied_inputs": sorted(self.tied_inputs),
             "unwritten_inputs": sorted(self.unwritten_inputs),
             "result_storage": [[result, list(shape)] for result, shape in self.result_storage],
+            "index_checks": None if self.index_checks is None else [self.index_checks[0], list(self.index_checks[1])],
         }
 
     @classmethod
@@ -120,6 +124,7 @@ class CallingConvention:
             tied_inputs=set(data["tied_inputs"]),
             unwritten_inputs=set(data["unwritten_inputs"]),
             result_storage=[(result, tuple(shape)) for result, shape in data["result_storage"]],
+            index_checks=None if data.get("index_checks") is None else (data["index_checks"][0], tuple(data["index_checks"][1])),
         )
 
 
@@ -261,6 +266,8 @@ class Executable:
         except Exception as error:  # argument checks fail before any write
             raise PurityError("run", f"{type(error).__name__}: {error}") from error
 
+        if convention.index_checks is not None:
+            _raise_on_failed_check(results[convention.index_checks[0]], convention.index_checks[1])
         copied_back = self._copied_back.get(tuple(imported))
         if copied_back is None:
             in_place = convention.tied_inputs.intersection(imported)
@@ -400,6 +407,26 @@ class Executable:
         arguments += [np.zeros(shape, dtype=_host_dtype(convention.result_dtypes[r])) for r, shape in convention.result_storage]
         results = [torch.from_numpy(to_host(r)) for r in self.module(arguments)]
         return [r.to(device) for r in results] if device.type != "cpu" else results, []
+
+
+def _raise_on_failed_check(flags: torch.Tensor, checks: tuple[str, ...]) -> None:
+    """Raises for the first index check that failed. Called before any
+    effect is applied: the compiled code guarded its in-place writes on the
+    same flags, so the caller's tensors hold what they held."""
+    if flags.device.type == "cpu":
+        if flags.numpy().all():
+            return
+    elif bool(flags.all()):
+        return
+    failed = int((~flags).nonzero()[0, 0])
+    op, _, source = checks[failed].partition("|")
+    raise PurityIndexError(
+        "run",
+        "index out of range (the compiled program checked its indices before writing; "
+        "the caller's tensors are untouched)",
+        op=op,
+        source=source or None,
+    )
 
 
 class _Results(dict):

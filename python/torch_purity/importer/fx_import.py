@@ -178,11 +178,32 @@ def _fused_multiply_add(a, b, c):
 _PURITY_DECOMPOSITIONS = {"prims::fma": _fused_multiply_add}
 
 
+def _rejecting_negative_indices(decomposition: Callable) -> Callable:
+    """`index_copy` and `index_add` reject negative indices in eager, but
+    their decompositions write with `index_put`, which wraps them. Mapped to
+    the dimension's size instead, they fail purity-check-indices' check of
+    that `index_put`, as eager fails."""
+
+    def decompose(x, dim, index, source, *args, **kwargs):
+        size = x.shape[dim] if x.dim() else 1
+        return decomposition(x, dim, torch.where(index < 0, size, index), source, *args, **kwargs)
+
+    return decompose
+
+
+_aten = torch.ops.aten
+_PURITY_OVERLOAD_DECOMPOSITIONS = {
+    op: _rejecting_negative_indices(decomposition_table[op])
+    for op in (_aten.index_copy.default, _aten.index_copy_.default, _aten.index_add.default, _aten.index_add_.default)
+}
+
+
 def _decomposition_of(op: torch._ops.OpOverload):
     """Ours, then PyTorch's core-ATen decomposition (it targets ATen ops the
     dialect mostly has), then the full table (which may produce prims)."""
     return (
-        _PURITY_DECOMPOSITIONS.get(op._schema.name)
+        _PURITY_OVERLOAD_DECOMPOSITIONS.get(op)
+        or _PURITY_DECOMPOSITIONS.get(op._schema.name)
         or _CORE_ATEN_DECOMPOSITIONS.get(op)
         or decomposition_table.get(op)
     )

@@ -14,6 +14,7 @@ _PASS_MODULES: dict[str, tuple[str, str]] = {
     "purity-synthesize-bases": ("synthesize_bases", "SynthesizeBases"),
     "purity-functionalize": ("functionalize", "Functionalize"),
     "purity-decompose-strided": ("decompose_strided", "DecomposeStrided"),
+    "purity-check-indices": ("check_indices", "CheckIndices"),
     "purity-expose-input-writes": ("expose_input_writes", "ExposeInputWrites"),
     "purity-isolate-results": ("isolate_results", "IsolateResults"),
     "purity-mark-unwritten-arguments": ("mark_unwritten_arguments", "MarkUnwrittenArguments"),

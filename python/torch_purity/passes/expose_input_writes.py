@@ -37,6 +37,7 @@ from torch_mlir.ir import FunctionType, IndexType, InsertionPoint, IntegerAttr, 
 from ..ir_queries import is_non_value, value_type
 from ..ops import POINTWISE_OPS
 from .base import LocatedPassError, ModulePass
+from .check_indices import GUARD_READ
 from .function_attrs import function_ops, i64_attr, set_arg_attrs, set_result_attrs
 from .torch_builders import static_sizes
 
@@ -75,7 +76,13 @@ def _expose(function: Operation) -> None:
             user = use.owner
             if user.name != "torch.copy.to_vtensor":
                 raise _NotEdgeForm(user, f"'{user.name}' uses a non-value argument (run purity-functionalize first)")
-            user.results[0].replace_all_uses_with(argument)
+            read = user.results[0]
+            read.replace_all_uses_with(argument)
+            # A final value that is an argument's unchanged read (`dst.copy_(src)`
+            # with src never written) must not keep a handle to the erased read.
+            for index, value in final_values.items():
+                if value == read:
+                    final_values[index] = argument
             user.erase()
         argument.set_type(value_type(argument.type))
 
@@ -103,7 +110,10 @@ def _only_written_into(argument) -> bool:
     """Every use of the argument's original value is as the base a region is
     written into: nothing reads it after its tied buffer starts changing."""
     uses = list(argument.uses)
-    return bool(uses) and all(use.owner.name in _IN_PLACE_BASES and use.operand_number == 0 for use in uses)
+    return bool(uses) and all(
+        (use.owner.name in _IN_PLACE_BASES and use.operand_number == 0) or GUARD_READ in use.owner.attributes
+        for use in uses
+    )
 
 
 def _updated_pointwise(argument, final) -> bool:

@@ -1,0 +1,290 @@
+"""purity-check-indices: bounds checks for indices that come from data, computed by the compiled program.
+
+torch-mlir lowers `index_select`, `gather`, `scatter*`, `embedding`,
+`index.Tensor` and `index_put` to loads and stores at the index read from a
+tensor, without a check: an out-of-range token id or cache position reads or
+writes outside the tensor. Eager PyTorch raises instead. After
+purity-functionalize, this pass makes each such op safe and reports bad
+indices, for each index operand that is not a constant known to be in range:
+
+    clamped = clamp(index, LOW, SIZE - 1)        // LOW = -SIZE where negative
+    valid   = all(clamped == index)              // indices wrap (index,
+    index'  = clamped, or for wrapping ops       // index_put, take), else 0
+              where(clamped < 0, clamped + SIZE, clamped)
+
+so the op only ever touches elements of its tensor, and `valid` says whether
+eager would have accepted the index. The valid flags of all checked ops
+become one extra result, `tensor<[K] x i1>`, appended after the program's own
+results with `purity.index_checks` = ["aten op|file:line", ...] (one entry per
+flag, in order); the runtime reads it after the call and raises
+`PurityIndexError` naming the first failing op and the user's line.
+
+Nothing of the caller's may change when a check fails, including inputs IREE
+writes in place. Every written argument's final value is therefore guarded by
+`ok = all(flags)`: a row or slice written into the argument's original value
+(a `select_scatter`/`slice_scatter` chain) writes
+`where(ok, source, the region it replaces)`, whose read of that region is
+marked `purity.guard_read` (purity-expose-input-writes still ties such an
+argument: the read feeds the write of the same elements); any other final
+value becomes `where(ok, value, original)`, which keeps a pointwise update
+pointwise. When a check fails the compiled code thus writes back what each
+argument held, and the runtime neither copies back written inputs nor
+applies metadata mutations.
+
+Index ranges follow eager PyTorch: `index.Tensor`/`index_put` (advanced
+indexing, `index_fill_`, `take`) accept -SIZE..SIZE-1; `index_select`,
+`gather`, `scatter`, `scatter_add`, `scatter_reduce`, `embedding` and
+`embedding_bag` accept 0..SIZE-1. (`index_copy_` and `index_add_` reach this
+pass as `index_put`; the importer's decompositions map their negative
+indices out of range, as eager rejects them.) Boolean masks are not indices
+and are not checked. A dimension of size 0 indexed by a non-empty index is
+reported at the op.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from torch_mlir.ir import (
+    ArrayAttr,
+    DenseElementsAttr,
+    FunctionType,
+    InsertionPoint,
+    Operation,
+    StringAttr,
+    Type,
+    TypeAttr,
+    UnitAttr,
+    Value,
+)
+
+from ..ir_queries import source_location
+from .base import LocatedPassError, ModulePass
+from .function_attrs import function_ops, function_type, set_result_attrs
+from .torch_builders import NotConstant, constant_of, int_constant, static_sizes
+
+INDEX_CHECKS = "purity.index_checks"
+GUARD_READ = "purity.guard_read"
+
+
+@dataclass(frozen=True)
+class _IndexRule:
+    source: int  # operand holding the indexed tensor
+    index: int  # operand holding the index tensor (or, for lists, the list of them)
+    dim: int | None  # operand holding the dimension indexed; None: the list position (advanced indexing)
+    wraps: bool  # whether negative indices count from the end
+    fixed_dim: int = 0  # the dimension where `dim` is None and the index is not a list
+
+
+_RULES: dict[str, _IndexRule] = {
+    "torch.aten.index_select": _IndexRule(0, 2, 1, False),
+    "torch.aten.gather": _IndexRule(0, 2, 1, False),
+    "torch.aten.scatter.src": _IndexRule(0, 2, 1, False),
+    "torch.aten.scatter.value": _IndexRule(0, 2, 1, False),
+    "torch.aten.scatter.reduce": _IndexRule(0, 2, 1, False),
+    "torch.aten.scatter.value_reduce": _IndexRule(0, 2, 1, False),
+    "torch.aten.scatter_add": _IndexRule(0, 2, 1, False),
+    "torch.aten.scatter_reduce.two": _IndexRule(0, 2, 1, False),
+    "torch.aten.embedding": _IndexRule(0, 1, None, False),
+    "torch.aten.embedding_bag.padding_idx": _IndexRule(0, 1, None, False),
+    "torch.aten._embedding_bag": _IndexRule(0, 1, None, False),
+    "torch.aten.index.Tensor": _IndexRule(0, 1, None, True),
+    "torch.aten.index.Tensor_hacked_twin": _IndexRule(0, 1, None, True),
+    "torch.aten.index_put": _IndexRule(0, 1, None, True),
+    "torch.aten.index_put.hacked_twin": _IndexRule(0, 1, None, True),
+    "torch.aten._index_put_impl": _IndexRule(0, 1, None, True),
+}
+
+_SCATTERS = ("torch.aten.select_scatter", "torch.aten.slice_scatter")
+# The read of the region each scatter replaces: the same operands after `src`.
+_REGION_READS = {"torch.aten.select_scatter": "torch.aten.select.int", "torch.aten.slice_scatter": "torch.aten.slice.Tensor"}
+_NOT_INDICES = ("i1", "ui8")  # boolean masks
+
+
+@dataclass(frozen=True)
+class CheckIndices(ModulePass):
+    """Clamps indices read from data into range, reports out-of-range ones in an extra result, and guards every write into an argument on them."""
+
+    name = "purity-check-indices"
+
+    def apply(self, module: Operation) -> None:
+        self.for_each(function_ops(module), _check_function)
+
+
+class _CannotCheck(LocatedPassError):
+    pass
+
+
+def _check_function(function: Operation) -> None:
+    block = function.regions[0].blocks[0]
+    operations = [o.operation for o in block.operations]
+    flags: list[Value] = []
+    descriptions: list[str] = []
+    for op in operations:
+        rule = _RULES.get(op.name)
+        if rule is None:
+            continue
+        for valid in _check_op(op, rule):
+            flags.append(valid)
+            descriptions.append(f"{_aten_op_of(op)}|{source_location(op.location) or ''}")
+    if not flags:
+        return
+    return_op = operations[-1]
+    with InsertionPoint(return_op), return_op.location:
+        flag_vector = _build("torch.aten.stack", [_list_of(flags, "!torch.list<vtensor>"), int_constant(0)], f"!torch.vtensor<[{len(flags)}],i1>")
+        ok = _build("torch.aten.all", [flag_vector], "!torch.vtensor<[],i1>")
+        for overwrite in [op for op in operations if op.name == "torch.overwrite.tensor.contents"]:
+            guarded = _guarded(overwrite.operands[0], _original_value(function, overwrite.operands[1]), ok)
+            overwrite.move_before(return_op)
+            overwrite.operands[0] = guarded
+    results = list(return_op.operands) + [flag_vector]
+    with InsertionPoint(return_op), return_op.location:
+        Operation.create("func.return", operands=results)
+    return_op.erase()
+    old = function_type(function)
+    function.attributes["function_type"] = TypeAttr.get(FunctionType.get(old.inputs, [v.type for v in results], context=function.context))
+    set_result_attrs(
+        function, len(results) - 1, {INDEX_CHECKS: ArrayAttr.get([StringAttr.get(d) for d in descriptions])}
+    )
+
+
+def _check_op(op: Operation, rule: _IndexRule) -> list[Value]:
+    """Replaces the op's index operands by checked ones; returns their valid flags."""
+    sizes = static_sizes(op.operands[rule.source].type)
+    if sizes is None:
+        raise _CannotCheck(op.location, f"'{op.name}' on a tensor of dynamic shape cannot be bounds-checked")
+    index_operand = op.operands[rule.index]
+    if rule.dim is None and str(index_operand.type).startswith("!torch.list"):
+        return _check_index_list(op, rule, sizes)
+    if rule.dim is None:
+        dim = rule.fixed_dim
+    else:
+        try:
+            dim = constant_of(op.operands[rule.dim])
+        except NotConstant:
+            raise _CannotCheck(op.location, f"'{op.name}' with a non-constant dimension cannot be bounds-checked") from None
+        dim = dim + len(sizes) if dim < 0 else dim
+    sizes = sizes or [1]  # a 0-d tensor is indexed like a 1-d one of one element
+    with InsertionPoint(op), op.location:
+        checked = _checked_index(op, index_operand, sizes[dim], rule.wraps)
+    if checked is None:
+        return []
+    safe, valid = checked
+    op.operands[rule.index] = safe
+    return [valid]
+
+
+def _check_index_list(op: Operation, rule: _IndexRule, sizes: list[int]) -> list[Value]:
+    """Advanced indexing: list element d indexes dimension d (None skips it)."""
+    construct = op.operands[rule.index].owner
+    if not isinstance(construct, Operation) and hasattr(construct, "operation"):
+        construct = construct.operation
+    if getattr(construct, "name", None) != "torch.prim.ListConstruct":
+        raise _CannotCheck(op.location, f"'{op.name}' with indices not built by a list construct cannot be bounds-checked")
+    elements = list(construct.operands)
+    flags: list[Value] = []
+    changed = False
+    with InsertionPoint(op), op.location:
+        for position, element in enumerate(elements):
+            if str(element.type) == "!torch.none" or position >= len(sizes):
+                continue
+            checked = _checked_index(op, element, sizes[position], rule.wraps)
+            if checked is None:
+                continue
+            elements[position], valid = checked
+            flags.append(valid)
+            changed = True
+        if changed:
+            # A list of its own: another op may read the original list.
+            op.operands[rule.index] = _list_of(elements, str(construct.results[0].type))
+    return flags
+
+
+def _checked_index(op: Operation, index: Value, size: int, wraps: bool) -> tuple[Value, Value] | None:
+    """(in-range index, valid flag) for `index` into a dimension of `size`;
+    None where no check is needed (a boolean mask, or constants in range)."""
+    index_type = str(index.type)
+    element = index_type.rsplit(",", 1)[-1].rstrip(">")
+    if element in _NOT_INDICES or not index_type.startswith("!torch.vtensor"):
+        return None
+    low = -size if wraps else 0
+    if _constant_within(index, low, size):
+        return None
+    if size == 0:
+        raise _CannotCheck(op.location, f"'{op.name}' indexes a dimension of size 0 with a non-empty index")
+    clamped = _build("torch.aten.clamp", [index, int_constant(low), int_constant(size - 1)], index_type)
+    same = _build("torch.aten.eq.Tensor", [clamped, index], _with_element(index_type, "i1"))
+    valid = _build("torch.aten.all", [same], "!torch.vtensor<[],i1>")
+    if not wraps:
+        return clamped, valid
+    negative = _build("torch.aten.lt.Scalar", [clamped, int_constant(0)], _with_element(index_type, "i1"))
+    shifted = _build("torch.aten.add.Scalar", [clamped, int_constant(size), int_constant(1)], index_type)
+    return _build("torch.aten.where.self", [negative, shifted, clamped], index_type), valid
+
+
+def _constant_within(index: Value, low: int, size: int) -> bool:
+    owner = index.owner
+    if not hasattr(owner, "name") or owner.name != "torch.vtensor.literal":
+        return False
+    try:
+        values = np.array(DenseElementsAttr(owner.attributes["value"]))
+    except (TypeError, ValueError):
+        return False
+    return values.size == 0 or bool(((values >= low) & (values < size)).all())
+
+
+def _guarded(final: Value, original: Value, ok: Value) -> Value:
+    """`final` when `ok`, else the argument's original value, built at the
+    insertion point (after every check). A chain of scatters into the
+    original is rebuilt with each written region guarded, so it stays a
+    chain of region writes; anything else is selected whole."""
+    chain: list[Operation] = []
+    bottom = final
+    while bottom != original and getattr(bottom.owner, "name", None) in _SCATTERS:
+        chain.append(bottom.owner)
+        bottom = bottom.owner.operands[0]
+    current = bottom if bottom == original else _build("torch.aten.where.self", [ok, bottom, original], str(bottom.type))
+    for scatter in reversed(chain):
+        source, position = scatter.operands[1], list(scatter.operands[2:])
+        region = Operation.create(_REGION_READS[scatter.name], results=[source.type], operands=[current, *position])
+        region.attributes[GUARD_READ] = UnitAttr.get()
+        kept = _build("torch.aten.where.self", [ok, source, region.result], str(source.type))
+        current = Operation.create(
+            scatter.name, results=[scatter.results[0].type], operands=[current, kept, *position], loc=scatter.location
+        ).result
+    return current
+
+
+def _original_value(function: Operation, argument: Value) -> Value:
+    """The argument's value at entry: its `torch.copy.to_vtensor` read (made if missing)."""
+    for use in argument.uses:
+        if use.owner.name == "torch.copy.to_vtensor":
+            return use.owner.results[0]
+    block = function.regions[0].blocks[0]
+    with InsertionPoint.at_block_begin(block), function.location:
+        text = str(argument.type).replace("!torch.tensor", "!torch.vtensor", 1)
+        return _build("torch.copy.to_vtensor", [argument], text)
+
+
+def _build(name: str, operands: list[Value], result_type: str) -> Value:
+    context = operands[0].context
+    return Operation.create(name, results=[Type.parse(result_type, context)], operands=operands).result
+
+
+def _list_of(values: list[Value], list_type: str) -> Value:
+    context = values[0].context
+    return Operation.create("torch.prim.ListConstruct", results=[Type.parse(list_type, context)], operands=values).result
+
+
+def _with_element(tensor_type: str, element: str) -> str:
+    head, _, _ = tensor_type.rpartition(",")
+    return f"{head},{element}>"
+
+
+def _aten_op_of(op: Operation) -> str:
+    """The user's ATen op (the NameLoc the importer gave), else the dialect op."""
+    text = str(op.location)
+    if text.startswith('loc("aten.') or text.startswith('loc("prims.'):
+        return text.split('"')[1]
+    return op.name.removeprefix("torch.")
