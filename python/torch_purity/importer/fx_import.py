@@ -191,10 +191,26 @@ def _rejecting_negative_indices(decomposition: Callable) -> Callable:
     return decompose
 
 
+def _wrapping_negative_indices(decomposition: Callable) -> Callable:
+    """`index_fill` wraps negative indices in eager; its decomposition writes
+    with `index_copy`, which (above) rejects them: wrap them first."""
+
+    def decompose(x, dim, index, *args, **kwargs):
+        size = x.shape[dim] if x.dim() else 1
+        return decomposition(x, dim, torch.where(index < 0, index + size, index), *args, **kwargs)
+
+    return decompose
+
+
 _aten = torch.ops.aten
 _PURITY_OVERLOAD_DECOMPOSITIONS = {
     op: _rejecting_negative_indices(decomposition_table[op])
     for op in (_aten.index_copy.default, _aten.index_copy_.default, _aten.index_add.default, _aten.index_add_.default)
+} | {
+    op: _wrapping_negative_indices(decomposition_table[op])
+    for op in (
+        _aten.index_fill.int_Scalar, _aten.index_fill_.int_Scalar, _aten.index_fill.int_Tensor, _aten.index_fill_.int_Tensor
+    )
 }
 
 

@@ -1,0 +1,226 @@
+"""Indices read from data: in range, the same results as eager; out of range,
+eager's error (a PurityIndexError, which is an IndexError) naming the op and
+the user's line, raised before any write reaches the caller's tensors, with
+the process alive and the compiled code still usable.
+
+Every program also writes a row of `cache` (tied: IREE writes it in place),
+so the checks are shown to hold back in-place writes too.
+"""
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+import torch_purity
+from torch_purity import PurityIndexError
+from torch_purity.checking import clone_preserving_aliasing, compare
+
+HUGE = 1 << 40
+ROWS = 8  # the size of every indexed dimension below
+
+
+def with_cache_row(body):
+    def program(x, index, source, cache, row):
+        cache[2] = row
+        return body(x, index, source)
+
+    program.__name__ = body.__name__
+    return program
+
+
+def index_select(x, index, source):
+    return x.index_select(0, index)
+
+
+def gather(x, index, source):
+    return x.t().gather(1, index.view(1, -1).expand(4, -1))
+
+
+def take(x, index, source):
+    return torch.take(x[:2], index)  # 8 elements
+
+
+def embedding(x, index, source):
+    return F.embedding(index, x)
+
+
+def embedding_bag(x, index, source):
+    return F.embedding_bag(index.view(1, -1), x, mode="sum")
+
+
+def advanced_read(x, index, source):
+    return x[index] * 2
+
+
+def advanced_read_two_dims(x, index, source):
+    return x[index, index.remainder(4)]
+
+
+def index_put(x, index, source):
+    x.index_put_((index,), source)
+    return x.sum(1)
+
+
+def index_put_accumulate(x, index, source):
+    x.index_put_((index,), source, accumulate=True)
+    return x.sum(1)
+
+
+def setitem(x, index, source):
+    x[index] = source
+    return x.clone()
+
+
+def index_copy(x, index, source):
+    x.index_copy_(0, index, source)
+    return x.sum(1)
+
+
+def index_fill(x, index, source):
+    x.index_fill_(0, index, -1.0)
+    return x.sum(1)
+
+
+def index_add(x, index, source):
+    x.index_add_(0, index, source)
+    return x.sum(1)
+
+
+def scatter(x, index, source):
+    x.scatter_(0, index.view(-1, 1).expand(-1, 4), source)
+    return x.sum(1)
+
+
+def scatter_add(x, index, source):
+    x.scatter_add_(0, index.view(-1, 1).expand(-1, 4), source)
+    return x.sum(1)
+
+
+def scatter_reduce(x, index, source):
+    x.scatter_reduce_(0, index.view(-1, 1).expand(-1, 4), source, "amax")
+    return x.sum(1)
+
+
+def scatter_value(x, index, source):
+    x.scatter_(0, index.view(-1, 1).expand(-1, 4), 5.0)
+    return x.sum(1)
+
+
+def gather_computed_index(x, index, source):
+    """An index computed in the program (argmax) still in range, and one from data."""
+    best = x.argmax(0)
+    return x.gather(0, best.view(1, -1)) + x.index_select(0, index).sum(0)
+
+
+# (program, accepts negative indices as eager does: they count from the end)
+CASES = [
+    (index_select, False),
+    (gather, False),
+    (take, True),
+    (embedding, False),
+    (embedding_bag, False),
+    (advanced_read, True),
+    (advanced_read_two_dims, True),
+    (index_put, True),
+    (index_put_accumulate, True),
+    (setitem, True),
+    (index_copy, False),
+    (index_fill, True),
+    (index_add, False),
+    (scatter, False),
+    (scatter_add, False),
+    (scatter_reduce, False),
+    (scatter_value, False),
+    (gather_computed_index, False),
+]
+
+
+def make_inputs(index_values):
+    generator = torch.Generator().manual_seed(0)
+    x = torch.randn(ROWS, 4, generator=generator)
+    index = torch.tensor(index_values)
+    source = torch.randn(len(index_values), 4, generator=generator)
+    return [x, index, source, torch.zeros(6, 4), torch.ones(4)]
+
+
+def good_indices(wraps):
+    return [[1, 7], [-1, -ROWS]] if wraps else [[1, 7], [0, 3]]
+
+
+def bad_indices(wraps):
+    return [[1, ROWS], [-ROWS - 1, 0], [HUGE, 1]] if wraps else [[1, ROWS], [-1, 2], [HUGE, 0]]
+
+
+@pytest.mark.parametrize("body,wraps", CASES, ids=[c[0].__name__ for c in CASES])
+def test_in_range_matches_eager_and_out_of_range_raises_before_any_write(body, wraps):
+    program = with_cache_row(body)
+    compiled = torch_purity.compile(program)
+    for values in good_indices(wraps):
+        report = compare(program, compiled, make_inputs(values))
+        assert report.ok, f"{values}: " + "; ".join(report.problems)
+    entry, _ = compiled.entry_for(*make_inputs(good_indices(wraps)[0]))
+    assert 3 in entry.convention.tied_inputs, "the checks must not cost the cache row its in-place write"
+    assert entry.convention.index_checks is not None
+
+    for values in bad_indices(wraps):
+        eager_inputs = make_inputs(values)
+        with pytest.raises((IndexError, RuntimeError)):
+            program(*eager_inputs)
+        inputs = make_inputs(values)
+        before = clone_preserving_aliasing(inputs)
+        with pytest.raises(PurityIndexError, match=r"index out of range") as raised:
+            compiled(*inputs)
+        assert isinstance(raised.value, IndexError)
+        assert "test_index_bounds.py:" in str(raised.value), "the error names the user's line"
+        for got, want in zip(inputs, before):
+            assert torch.equal(got, want), f"{values}: a failed call wrote into the caller's tensor"
+    # Still usable, with the same compiled code, after the failures.
+    report = compare(program, compiled, make_inputs(good_indices(wraps)[1]))
+    assert report.ok, "; ".join(report.problems)
+    assert len(compiled.cache) == 1
+
+
+def take_along_dim(x, index, source):
+    return torch.take_along_dim(x, index.view(-1, 1).expand(-1, 4), 0)
+
+
+def test_take_along_dim_wraps_every_index_as_eager_does():
+    """Eager's take_along_dim takes indices modulo the size: no index fails."""
+    program = with_cache_row(take_along_dim)
+    compiled = torch_purity.compile(program)
+    for values in ([1, 7], [ROWS, -1], [HUGE, -ROWS - 3]):
+        report = compare(program, compiled, make_inputs(values))
+        assert report.ok, f"{values}: " + "; ".join(report.problems)
+
+
+def kv_decode_step(cache, position, row):
+    cache.index_copy_(0, position, row)
+    return cache[:4].sum(0)
+
+
+def test_decode_loop_past_the_cache_end_raises_and_keeps_the_cache():
+    """The reported case: one step past a static 8-row cache."""
+    compiled = torch_purity.compile(kv_decode_step)
+    cache, eager_cache = torch.zeros(ROWS, 4), torch.zeros(ROWS, 4)
+    for step in range(ROWS):
+        row = torch.full((1, 4), float(step + 1))
+        got = compiled(cache, torch.tensor([step]), row)
+        torch.testing.assert_close(got, kv_decode_step(eager_cache, torch.tensor([step]), row))
+    assert torch.equal(cache, eager_cache)
+    with pytest.raises(IndexError, match=r"index out of range"):
+        compiled(cache, torch.tensor([ROWS]), torch.ones(1, 4))
+    assert torch.equal(cache, eager_cache)
+
+
+def test_through_torch_compile():
+    torch._dynamo.reset()
+    program = with_cache_row(embedding)
+    compiled = torch.compile(program, backend="purity")
+    report = compare(program, compiled, make_inputs([1, 7]))
+    assert report.ok, "; ".join(report.problems)
+    inputs = make_inputs([1, ROWS])
+    before = clone_preserving_aliasing(inputs)
+    with pytest.raises(IndexError):
+        compiled(*inputs)
+    for got, want in zip(inputs, before):
+        assert torch.equal(got, want)
