@@ -746,4 +746,25 @@ def attention_decode_step(k_cache, v_cache, q, k, v, position):
     return weights @ v_cache[:6]
 
 
+# --- programs that crashed the process (memory-safety issue) ------------------
+
+
+@program((3, 4), (3, 4))
+def full_slice_copy_then_write_source(dst, src):
+    # dst's final value was src's unchanged read: purity-expose-input-writes
+    # kept a handle to that read after erasing it (segfault).
+    dst[0:, :] = src[0:, :]
+    src.add_(1)
+    return src
+
+
+@program(make=lambda g: (torch.zeros(5, dtype=torch.int64), torch.zeros(4)))
+def arange_out(x, y):
+    # arange.start_out is a dialect op: its write into `out` was dropped, then
+    # the torch-backend stage segfaulted.
+    torch.arange(2, 7, out=x)
+    torch.arange(0.5, 2.5, 0.5, out=y)
+    return x * 2, y + 1
+
+
 E2E_NAMES = [name for name, _, _ in PROGRAMS]

@@ -149,9 +149,20 @@ def out_variant_functional(target: torch._ops.OpOverload) -> torch._ops.OpOverlo
     for overload_name in target.overloadpacket.overloads():
         candidate = getattr(target.overloadpacket, overload_name)
         arguments = candidate._schema.arguments
-        if candidate is not target and [(a.name, str(a.type)) for a in arguments] == wanted:
+        if candidate is target or [(a.name, str(a.type)) for a in arguments[: len(wanted)]] != wanted:
+            continue
+        # A factory's functional form also takes dtype/layout/device/pin_memory
+        # (`arange.start_out` -> `arange.start_step`); the import passes `out`'s dtype.
+        if all(a.kwarg_only and a.name in _FACTORY_OPTIONS for a in arguments[len(wanted) :]):
             return candidate
     return None
+
+
+_FACTORY_OPTIONS = frozenset({"dtype", "layout", "device", "pin_memory"})
+
+
+def is_out_variant(target: torch._ops.OpOverload) -> bool:
+    return any(a.kwarg_only and a.alias_info is not None and a.alias_info.is_write for a in target._schema.arguments)
 
 
 def _needs_decomposition(target: object, context: Context) -> bool:
@@ -301,8 +312,18 @@ class _MutableGraphNodeImporter(tm_fx.GraphNodeImporter):
         target = _scalar_overload(node)
         arguments = _float_scalars_for_float_tensors(node, target)
         functional = out_variant_functional(target)
-        if functional is not None and not self._c.is_registered_operation(mlir_op_name(target)):
+        if functional is not None and self._c.is_registered_operation(mlir_op_name(functional)):
+            # Also where the dialect registers the out= op itself: purity-functionalize
+            # knows writes by in-place ops and `copy_`, not by `out` operands.
             return self._import_out_variant(loc, node, functional)
+        if is_out_variant(target):
+            raise PurityError(
+                "import",
+                "this out= op has no functional form in the Torch dialect; call the function without out= "
+                "and copy_ the result",
+                op=op_display_name(node),
+                source=source_of(node),
+            )
         schema = target._schema
         op_name = mlir_op_name(target)
         registered = self._c.is_registered_operation(op_name)
@@ -361,7 +382,8 @@ class _MutableGraphNodeImporter(tm_fx.GraphNodeImporter):
                 op=op_display_name(node),
                 source=source_of(node),
             )
-        operands = self._import_operands(loc, node, schema)
+        overrides = {"dtype": out_node.meta["val"].dtype} if "dtype" not in node.kwargs else {}
+        operands = self._import_operands(loc, node, schema, overrides=overrides)
         with loc:
             computed = Operation.create(
                 mlir_op_name(functional),
@@ -376,13 +398,19 @@ class _MutableGraphNodeImporter(tm_fx.GraphNodeImporter):
             )
         self.bind_node_value(node, copy.result)
 
-    def _import_operands(self, loc: Location, node: fx.Node, schema, arguments: tuple | None = None) -> list:
+    def _import_operands(
+        self, loc: Location, node: fx.Node, schema, arguments: tuple | None = None, overrides: dict | None = None
+    ) -> list:
         """One operand per schema argument: given positionally (`arguments`,
-        node.args by default), by keyword, or defaulted."""
+        node.args by default), by keyword, from `overrides` (by name, where
+        the node gives none), or defaulted."""
         arguments = node.args if arguments is None else arguments
+        overrides = overrides or {}
         operands = []
         for index, parameter in enumerate(schema.arguments):
-            if index < len(arguments):
+            if index >= len(arguments) and parameter.name not in node.kwargs and parameter.name in overrides:
+                operands.append(self._import_argument(loc, overrides[parameter.name], parameter.type))
+            elif index < len(arguments):
                 operands.append(self._import_argument(loc, arguments[index], parameter.type))
             elif parameter.name in node.kwargs:
                 operands.append(self._import_argument(loc, node.kwargs[parameter.name], parameter.type))

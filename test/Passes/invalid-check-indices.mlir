@@ -1,0 +1,19 @@
+// RUN: purity-opt %s --purity-check-indices --split-input-file --verify-diagnostics
+
+// The size of the indexed dimension must be known to clamp into it.
+func.func @dynamic_size(%x: !torch.vtensor<[?,4],f32>, %i: !torch.vtensor<[2],si64>) -> !torch.vtensor<[2,4],f32> {
+  %int0 = torch.constant.int 0
+  // expected-error @+1 {{purity-check-indices: 'torch.aten.index_select' on a tensor of dynamic shape cannot be bounds-checked}}
+  %0 = torch.aten.index_select %x, %int0, %i : !torch.vtensor<[?,4],f32>, !torch.int, !torch.vtensor<[2],si64> -> !torch.vtensor<[2,4],f32>
+  return %0 : !torch.vtensor<[2,4],f32>
+}
+
+// -----
+
+// Nothing is in range of a dimension of size 0.
+func.func @empty_dimension(%x: !torch.vtensor<[0,4],f32>, %i: !torch.vtensor<[2],si64>) -> !torch.vtensor<[2,4],f32> {
+  %int0 = torch.constant.int 0
+  // expected-error @+1 {{purity-check-indices: 'torch.aten.index_select' indexes a dimension of size 0 with a non-empty index}}
+  %0 = torch.aten.index_select %x, %int0, %i : !torch.vtensor<[0,4],f32>, !torch.int, !torch.vtensor<[2],si64> -> !torch.vtensor<[2,4],f32>
+  return %0 : !torch.vtensor<[2,4],f32>
+}

@@ -1,0 +1,89 @@
+// RUN: purity-opt %s --purity-check-indices --split-input-file | filecheck %s
+
+// An index read from data is clamped into range before the op reads with it;
+// whether clamping changed nothing is its valid flag, returned (one flag per
+// check) with the op and line that checked it.
+// CHECK-LABEL: func.func @index_select(
+// CHECK-SAME: -> (!torch.vtensor<[2,4],f32>, !torch.vtensor<[1],i1> {purity.index_checks = ["aten.index_select|{{.*}}"]})
+// CHECK: %[[HIGH:.*]] = torch.constant.int 7
+// CHECK: %[[SAFE:.*]] = torch.aten.clamp %arg1, %{{.*}}, %[[HIGH]]
+// CHECK: %[[SAME:.*]] = torch.aten.eq.Tensor %[[SAFE]], %arg1
+// CHECK: %[[VALID:.*]] = torch.aten.all %[[SAME]]
+// CHECK: %[[OUT:.*]] = torch.aten.index_select %arg0, %{{.*}}, %[[SAFE]]
+// CHECK: %[[FLAGS:.*]] = torch.prim.ListConstruct %[[VALID]]
+// CHECK: %[[VECTOR:.*]] = torch.aten.stack %[[FLAGS]]
+// CHECK: return %[[OUT]], %[[VECTOR]]
+func.func @index_select(%x: !torch.vtensor<[8,4],f32>, %i: !torch.vtensor<[2],si64>) -> !torch.vtensor<[2,4],f32> {
+  %int0 = torch.constant.int 0
+  %0 = torch.aten.index_select %x, %int0, %i : !torch.vtensor<[8,4],f32>, !torch.int, !torch.vtensor<[2],si64> -> !torch.vtensor<[2,4],f32>
+  return %0 : !torch.vtensor<[2,4],f32>
+}
+
+// -----
+
+// Advanced indexing accepts -8..7 on a dimension of 8 and wraps negative
+// indices; a boolean mask is not an index and is left alone.
+// CHECK-LABEL: func.func @advanced_indexing(
+// CHECK: %[[LOW:.*]] = torch.constant.int -8
+// CHECK: %[[HIGH:.*]] = torch.constant.int 7
+// CHECK: %[[CLAMPED:.*]] = torch.aten.clamp %arg1, %[[LOW]], %[[HIGH]]
+// CHECK: %[[NEGATIVE:.*]] = torch.aten.lt.Scalar %[[CLAMPED]]
+// CHECK: %[[SIZE:.*]] = torch.constant.int 8
+// CHECK: %[[SHIFTED:.*]] = torch.aten.add.Scalar %[[CLAMPED]], %[[SIZE]]
+// CHECK: %[[WRAPPED:.*]] = torch.aten.where.self %[[NEGATIVE]], %[[SHIFTED]], %[[CLAMPED]]
+// CHECK: %[[LIST:.*]] = torch.prim.ListConstruct %[[WRAPPED]], %arg2
+// CHECK: torch.aten.index.Tensor %arg0, %[[LIST]]
+// CHECK-NOT: torch.aten.clamp %arg2
+func.func @advanced_indexing(%x: !torch.vtensor<[8,4],f32>, %i: !torch.vtensor<[2],si64>, %m: !torch.vtensor<[4],i1>) -> !torch.vtensor<[2],f32> {
+  %0 = torch.prim.ListConstruct %i, %m : (!torch.vtensor<[2],si64>, !torch.vtensor<[4],i1>) -> !torch.list<optional<vtensor>>
+  %1 = torch.aten.index.Tensor %x, %0 : !torch.vtensor<[8,4],f32>, !torch.list<optional<vtensor>> -> !torch.vtensor<[2],f32>
+  return %1 : !torch.vtensor<[2],f32>
+}
+
+// -----
+
+// Constant indices known to be in range need no check (and no extra result).
+// CHECK-LABEL: func.func @constant_in_range(
+// CHECK-SAME: -> !torch.vtensor<[2,4],f32> {
+// CHECK-NOT: clamp
+// CHECK-NOT: purity.index_checks
+func.func @constant_in_range(%x: !torch.vtensor<[8,4],f32>) -> !torch.vtensor<[2,4],f32> {
+  %int0 = torch.constant.int 0
+  %i = torch.vtensor.literal(dense<[1, 7]> : tensor<2xsi64>) : !torch.vtensor<[2],si64>
+  %0 = torch.aten.index_select %x, %int0, %i : !torch.vtensor<[8,4],f32>, !torch.int, !torch.vtensor<[2],si64> -> !torch.vtensor<[2,4],f32>
+  return %0 : !torch.vtensor<[2,4],f32>
+}
+
+// -----
+
+// Writes into arguments wait for every check: a row written into the
+// original value writes back the row it replaces when a check fails (that
+// read is marked purity.guard_read), any other final value is selected whole.
+// CHECK-LABEL: func.func @guarded_writes(
+// CHECK: %[[CACHE:.*]] = torch.copy.to_vtensor %arg0
+// CHECK: %[[P:.*]] = torch.copy.to_vtensor %arg1
+// CHECK: %[[STEPPED:.*]] = torch.aten.add.Tensor %[[P]]
+// CHECK: torch.aten.embedding %arg3, %[[SAFE:[^,]*]],
+// CHECK: %[[FLAGS:.*]] = torch.aten.stack
+// CHECK: %[[OK:.*]] = torch.aten.all %[[FLAGS]]
+// CHECK: %[[OLD:.*]] = torch.aten.select.int %[[CACHE]], %{{.*}}, %{{.*}} {purity.guard_read}
+// CHECK: %[[ROW:.*]] = torch.aten.where.self %[[OK]], %arg2, %[[OLD]]
+// CHECK: %[[WRITTEN:.*]] = torch.aten.select_scatter %[[CACHE]], %[[ROW]]
+// CHECK: torch.overwrite.tensor.contents %[[WRITTEN]] overwrites %arg0
+// CHECK: %[[KEPT:.*]] = torch.aten.where.self %[[OK]], %[[STEPPED]], %[[P]]
+// CHECK: torch.overwrite.tensor.contents %[[KEPT]] overwrites %arg1
+// CHECK: return %{{.*}}, %[[FLAGS]]
+func.func @guarded_writes(%cache: !torch.tensor<[6,4],f32>, %p: !torch.tensor<[4],f32>, %row: !torch.vtensor<[4],f32>, %w: !torch.vtensor<[8,4],f32>, %ids: !torch.vtensor<[2],si64>) -> !torch.vtensor<[2,4],f32> {
+  %int0 = torch.constant.int 0
+  %int1 = torch.constant.int 1
+  %int2 = torch.constant.int 2
+  %c = torch.copy.to_vtensor %cache : !torch.vtensor<[6,4],f32>
+  %pv = torch.copy.to_vtensor %p : !torch.vtensor<[4],f32>
+  %written = torch.aten.select_scatter %c, %row, %int0, %int2 : !torch.vtensor<[6,4],f32>, !torch.vtensor<[4],f32>, !torch.int, !torch.int -> !torch.vtensor<[6,4],f32>
+  %stepped = torch.aten.add.Tensor %pv, %row, %int1 : !torch.vtensor<[4],f32>, !torch.vtensor<[4],f32>, !torch.int -> !torch.vtensor<[4],f32>
+  %false = torch.constant.bool false
+  %e = torch.aten.embedding %w, %ids, %int0, %false, %false : !torch.vtensor<[8,4],f32>, !torch.vtensor<[2],si64>, !torch.int, !torch.bool, !torch.bool -> !torch.vtensor<[2,4],f32>
+  torch.overwrite.tensor.contents %written overwrites %cache : !torch.vtensor<[6,4],f32>, !torch.tensor<[6,4],f32>
+  torch.overwrite.tensor.contents %stepped overwrites %p : !torch.vtensor<[4],f32>, !torch.tensor<[4],f32>
+  return %e : !torch.vtensor<[2,4],f32>
+}
