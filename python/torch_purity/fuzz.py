@@ -30,11 +30,13 @@ from hypothesis import HealthCheck, given, seed, settings
 from hypothesis import strategies as st
 
 from .backend import compile as purity_compile
-from .checking import compare
-from .errors import PurityError
+from .checking import clone_preserving_aliasing, compare
+from .errors import PurityError, PurityIndexError
 
 REGRESSION_DIRECTORY = Path(__file__).resolve().parents[2] / "test" / "e2e" / "fuzz_regressions"
 CURRENT_PROGRAM_FILE = Path(tempfile.gettempdir()) / "purity-fuzz-current-program.py"
+# Data sets each program runs on; with an `idx` input, data 2 holds a bad index.
+DATA_SEEDS = (0, 1, 2)
 
 
 @dataclass
@@ -86,6 +88,26 @@ _INDEX_WRITES = [
     "{v}.scatter_add_(0, torch.zeros((1,) + tuple({v}.shape[1:]), dtype=torch.int64), torch.ones((1,) + tuple({v}.shape[1:])))",
 ]
 _METADATA = ["{v}.t_()", "{v}.transpose_(0, 1)", "{v}.unsqueeze_(0)"]
+# Ops taking `idx`, an int64 input of 2 indices: in range for data 0, in
+# range or negative for data 1, and out of range, negative or huge for data
+# 2 (where eager raises, the compiled program must raise PurityIndexError
+# with the inputs untouched).
+_ROWS_LIKE = "(2,) + tuple({v}.shape[1:])"
+_INDEX_COLUMN = "idx.view((2,) + (1,) * ({v}.dim() - 1)).expand(" + _ROWS_LIKE + ")"
+_DATA_INDEX_WRITES = [
+    "{v}.index_put_((idx,), torch.tensor(2.0))",
+    "{v}.index_add_(0, idx, torch.ones(" + _ROWS_LIKE + "))",
+    "{v}.index_fill_(0, idx, -1.0)",
+    "{v}.index_copy_(0, idx[:1], torch.full((1,) + tuple({v}.shape[1:]), 4.0))",
+    "{v}.scatter_add_(0, " + _INDEX_COLUMN + ", torch.ones(" + _ROWS_LIKE + "))",
+]
+_DATA_INDEX_READS = [
+    "{v}[idx]",
+    "{v}.index_select(0, idx)",
+    "{v}.gather(0, " + _INDEX_COLUMN + ")",
+    "torch.nn.functional.embedding(idx, {v})",
+]
+_HOSTILE_INDICES = ("rows", "-1", "-rows - 1", "1 << 40")
 
 
 @st.composite
@@ -104,17 +126,26 @@ def fuzz_programs(draw) -> FuzzProgram:
         else:
             make_lines.append(f"base{index} = torch.randn({rows}, {cols}, generator=g)")
             inputs.append(f"base{index}")
+    names = [f"x{i}" for i in range(input_count)]
+    if draw(st.booleans()):
+        hostile = draw(st.sampled_from(_HOSTILE_INDICES)).replace("rows", str(rows))
+        make_lines += [
+            f"idx = torch.randint(0 if seed == 0 else -{rows}, {rows}, (2,), generator=g)",
+            f"idx = torch.tensor([0, {hostile}]) if seed == 2 else idx",
+        ]
+        inputs.append("idx")
+        names.append("idx")
     make_source = "def make_inputs(seed):\n    g = torch.Generator().manual_seed(seed)\n"
     make_source += "".join(f"    {line}\n" for line in make_lines)
     make_source += f"    return ({', '.join(inputs)},)\n"
 
-    names = [f"x{i}" for i in range(input_count)]
     shadow_namespace: dict[str, object] = {"torch": torch}
     exec(make_source, shadow_namespace)
     shadow = dict(zip(names, shadow_namespace["make_inputs"](0)))
     body: list[str] = []
     for step in range(draw(st.integers(1, 7))):
-        kind = draw(st.sampled_from(["view", "write", "write", "index", "metadata", "fresh"]))
+        kinds = ["view", "write", "write", "index", "metadata", "fresh"] + (["data index"] * 4 if "idx" in shadow else [])
+        kind = draw(st.sampled_from(kinds))
         target = draw(st.sampled_from(sorted(shadow)))
         tensor = shadow[target]
         other = draw(st.sampled_from(sorted(shadow)))
@@ -127,6 +158,13 @@ def fuzz_programs(draw) -> FuzzProgram:
             if tensor.dim() == 0:
                 continue
             statement = draw(st.sampled_from(_INDEX_WRITES)).format(v=target)
+        elif kind == "data index":
+            if tensor.dim() == 0 or target == "idx":
+                continue
+            if draw(st.booleans()):
+                statement = draw(st.sampled_from(_DATA_INDEX_WRITES)).format(v=target)
+            else:
+                statement = f"g{step} = " + draw(st.sampled_from(_DATA_INDEX_READS)).format(v=target)
         elif kind == "metadata":
             choice = draw(st.sampled_from(_METADATA))
             if tensor.dim() != 2 and "unsqueeze" not in choice:
@@ -175,8 +213,12 @@ def check_program(program: FuzzProgram, counts: FuzzCounts | None = None) -> Non
     function, make_inputs = program.load()
     try:
         compiled = purity_compile(function)
-        for data_seed in (0, 1):
-            report = compare(function, compiled, make_inputs(data_seed))
+        for data_seed in DATA_SEEDS:
+            inputs = make_inputs(data_seed)
+            if _eager_rejects(function, inputs):
+                _check_rejected_like_eager(compiled, inputs, data_seed)
+                continue
+            report = compare(function, compiled, inputs)
             if not report.ok:
                 raise FuzzFailure(f"differs from eager on data {data_seed}: " + "; ".join(report.problems))
     except PurityError as error:
@@ -189,6 +231,29 @@ def check_program(program: FuzzProgram, counts: FuzzCounts | None = None) -> Non
     except Exception as error:
         raise FuzzFailure(f"crashed: {type(error).__name__}: {error}") from error
     counts.passed += 1
+
+
+def _eager_rejects(function: Callable[..., object], inputs: tuple) -> bool:
+    try:
+        function(*clone_preserving_aliasing(inputs))
+    except (IndexError, RuntimeError):
+        return True
+    return False
+
+
+def _check_rejected_like_eager(compiled: Callable[..., object], inputs: tuple, data_seed: int) -> None:
+    """Eager raised (an index out of range): the compiled call must raise
+    PurityIndexError and leave every input as it was."""
+    before = clone_preserving_aliasing(inputs)
+    try:
+        compiled(*inputs)
+    except PurityIndexError:
+        pass
+    else:
+        raise FuzzFailure(f"eager raised on data {data_seed}, the compiled program returned")
+    for index, (got, want) in enumerate(zip(inputs, before)):
+        if isinstance(want, torch.Tensor) and not torch.equal(got, want):
+            raise FuzzFailure(f"data {data_seed}: the failed call changed input {index}")
 
 
 def save_regression(program: FuzzProgram, reason: str, directory: Path = REGRESSION_DIRECTORY) -> Path:
