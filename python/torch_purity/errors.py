@@ -38,3 +38,8 @@ class PurityError(Exception):
 class PurityIndexError(PurityError, IndexError):
     """An index read from data was out of range at run time (eager raises
     IndexError or RuntimeError there); nothing of the caller's was written."""
+
+
+class PurityCompilerCrash(PurityError):
+    """A compiler stage died with a signal (contained in a child process):
+    a bug of Purity or torch-mlir, never an honest "unsupported"."""

@@ -17,7 +17,11 @@ is saved as a regression test. A PurityError is an honest "unsupported".
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
+import json
+import os
+import signal
 import sys
 import tempfile
 import textwrap
@@ -31,7 +35,7 @@ from hypothesis import strategies as st
 
 from .backend import compile as purity_compile
 from .checking import clone_preserving_aliasing, compare
-from .errors import PurityError, PurityIndexError
+from .errors import PurityCompilerCrash, PurityError, PurityIndexError
 
 REGRESSION_DIRECTORY = Path(__file__).resolve().parents[2] / "test" / "e2e" / "fuzz_regressions"
 CURRENT_PROGRAM_FILE = Path(tempfile.gettempdir()) / "purity-fuzz-current-program.py"
@@ -210,6 +214,8 @@ def check_program(program: FuzzProgram, counts: FuzzCounts | None = None) -> Non
     counts.programs += 1
     # If the process dies (a crash in native code), the culprit is here.
     CURRENT_PROGRAM_FILE.write_text(program.source)
+    if os.environ.get("PURITY_FUZZ_CRASH_AT") == str(counts.programs):
+        os.kill(os.getpid(), signal.SIGSEGV)  # fault injection: the test of `purity fuzz`'s containment
     function, make_inputs = program.load()
     try:
         compiled = purity_compile(function)
@@ -221,6 +227,8 @@ def check_program(program: FuzzProgram, counts: FuzzCounts | None = None) -> Non
             report = compare(function, compiled, inputs)
             if not report.ok:
                 raise FuzzFailure(f"differs from eager on data {data_seed}: " + "; ".join(report.problems))
+    except PurityCompilerCrash as error:
+        raise FuzzFailure(f"CRASH: {error}") from error
     except PurityError as error:
         counts.unsupported += 1
         reason = f"{error.stage}: {error.message.splitlines()[0][:80]}"
@@ -277,9 +285,18 @@ class FuzzResult:
         return "\n".join(self.failures) if self.failures else None
 
 
-def run_fuzz(examples: int, random_seed: int, save: bool = True, progress_every: int = 0) -> FuzzResult:
+def run_fuzz(
+    examples: int,
+    random_seed: int,
+    save: bool = True,
+    progress_every: int = 0,
+    counts_path: Path | None = None,
+    regression_directory: Path = REGRESSION_DIRECTORY,
+) -> FuzzResult:
     """`examples` programs from `random_seed`; with `progress_every`, the counts
-    so far go to stderr every that many programs (a long run shows it lives)."""
+    so far go to stderr every that many programs (a long run shows it lives);
+    with `counts_path`, they are written there (JSON) after every program, so
+    a parent process knows how far a run that crashed got."""
     counts = FuzzCounts()
     failing: list[tuple[FuzzProgram, str]] = []
 
@@ -298,6 +315,8 @@ def run_fuzz(examples: int, random_seed: int, save: bool = True, progress_every:
             failing.append((program, str(failure)))
             raise
         finally:
+            if counts_path is not None:
+                counts_path.write_text(json.dumps(dataclasses.asdict(counts)))
             if progress_every and counts.programs % progress_every == 0:
                 print(f"... programs {counts.programs}, passed {counts.passed}, unsupported {counts.unsupported}",
                       file=sys.stderr, flush=True)
@@ -315,5 +334,5 @@ def run_fuzz(examples: int, random_seed: int, save: bool = True, progress_every:
     for program, reason in failing[-distinct:]:
         result.failures.append(reason)
         if save:
-            result.saved.append(save_regression(program, reason))
+            result.saved.append(save_regression(program, reason, regression_directory))
     return result

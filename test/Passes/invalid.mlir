@@ -74,3 +74,12 @@ func.func @as_strided_of_offset_input(%x: !torch.tensor<[6],f32> {purity.sizes =
   return %none : !torch.none
 }
 
+// -----
+
+// A returned list of views: its producer is erased with the other views.
+func.func @returned_list_of_views(%a: !torch.tensor<[2,3],f32>) -> !torch.list<tensor> {
+  %int0 = torch.constant.int 0
+  %l = torch.aten.unbind.int %a, %int0 : !torch.tensor<[2,3],f32>, !torch.int -> !torch.list<tensor>
+  // expected-error @+1 {{purity-functionalize: returning a list of views (unpack it first) is not supported}}
+  return %l : !torch.list<tensor>
+}

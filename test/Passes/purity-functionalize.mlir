@@ -286,6 +286,41 @@ func.func @as_strided_after_select(%x: !torch.tensor<[3,3],f32>) -> !torch.none 
 
 // -----
 
+// dst.copy_(src) where src, an earlier argument, is never written: dst's
+// final value is src's read, which is replaced by the argument itself (the
+// overwrite used to be built from the erased read: a segfault).
+// CHECK-LABEL: func.func @copy_from_an_earlier_unwritten_argument(
+// CHECK-SAME: %[[SRC:.*]]: !torch.vtensor<[3,3],f32>, %[[DST:.*]]: !torch.tensor<[3,3],f32>)
+// CHECK: %[[T:.*]] = torch.aten.t %[[SRC]]
+// CHECK: torch.overwrite.tensor.contents %[[SRC]] overwrites %[[DST]]
+func.func @copy_from_an_earlier_unwritten_argument(%src: !torch.tensor<[3,3],f32>, %dst: !torch.tensor<[3,3],f32>) -> !torch.vtensor<[],f32> {
+  %false = torch.constant.bool false
+  %0 = torch.aten.copy_ %dst, %src, %false : !torch.tensor<[3,3],f32>, !torch.tensor<[3,3],f32>, !torch.bool -> !torch.tensor<[3,3],f32>
+  %1 = torch.aten.t %src : !torch.tensor<[3,3],f32> -> !torch.tensor<[3,3],f32>
+  %none = torch.constant.none
+  %2 = torch.aten.sum %1, %none : !torch.tensor<[3,3],f32>, !torch.none -> !torch.vtensor<[],f32>
+  return %2 : !torch.vtensor<[],f32>
+}
+
+// -----
+
+// A view whose other operand is itself a view (expand_as of a transpose):
+// that operand is read as a value when the view is met (it used to keep a
+// handle to the erased transpose).
+// CHECK-LABEL: func.func @expand_as_a_view(
+// CHECK: %[[T:.*]] = torch.aten.transpose.int %arg1
+// CHECK: %[[V:.*]] = torch.aten.expand_as %arg0, %[[T]] : !torch.vtensor<[1,2],f32>, !torch.vtensor<[2,2],f32>
+// CHECK: return %[[V]]
+func.func @expand_as_a_view(%a: !torch.tensor<[1,2],f32>, %b: !torch.tensor<[2,2],f32>) -> !torch.tensor<[2,2],f32> {
+  %int0 = torch.constant.int 0
+  %int1 = torch.constant.int 1
+  %t = torch.aten.transpose.int %b, %int0, %int1 : !torch.tensor<[2,2],f32>, !torch.int, !torch.int -> !torch.tensor<[2,2],f32>
+  %v = torch.aten.expand_as %a, %t : !torch.tensor<[1,2],f32>, !torch.tensor<[2,2],f32> -> !torch.tensor<[2,2],f32>
+  return %v : !torch.tensor<[2,2],f32>
+}
+
+// -----
+
 // With record-mutations, each write and metadata mutation is listed for reports.
 // RUN: purity-opt %s --purity-functionalize=record-mutations=true --split-input-file | filecheck %s --check-prefix=RECORD
 // RECORD-LABEL: func.func @recorded(

@@ -767,4 +767,12 @@ def arange_out(x, y):
     return x * 2, y + 1
 
 
+@program((3, 3), (3, 3))
+def copy_into_later_argument_from_viewed_source(src, dst):
+    # src (viewed, never written) comes first: purity-functionalize built
+    # dst's overwrite from src's read after erasing it (segfault).
+    dst.copy_(src)
+    return src.t().sum()
+
+
 E2E_NAMES = [name for name, _, _ in PROGRAMS]

@@ -109,3 +109,35 @@ def test_purity_fuzz_reports_counts():
     result = subprocess.run([str(BIN / "purity"), "fuzz", "--n", "3", "--seed", "5", "--no-save"], capture_output=True, text=True)
     assert result.returncode == 0, result.stdout + result.stderr
     assert "programs" in result.stdout and "failed 0" in result.stdout
+
+
+def test_a_crash_in_a_compiler_stage_is_a_purity_error(monkeypatch, tmp_path):
+    """The lowering stages run in a child process: a native crash there (here
+    injected as SIGSEGV when the linalg stage starts) is a PurityError naming
+    the stage and the reproducing command; the caller's process and tensors
+    live on, and the next compilation works."""
+    from torch_purity.backend import lowering_worker
+
+    monkeypatch.setenv("PURITY_LOWERING_WORKER_CRASH_IN", "linalg")
+    monkeypatch.setattr(lowering_worker, "_worker", None)  # a child that sees the variable
+    x, w = torch.randn(3, 4), torch.randn(4, 2)
+    before = (x.clone(), w.clone())
+    with pytest.raises(PurityError, match=r"linalg failed: the compiler crashed \(signal SIGSEGV\)") as raised:
+        torch_purity.compile(write_row_then_matmul, dump_dir=str(tmp_path))(x, w)
+    assert "reproduce with: purity-opt" in str(raised.value)
+    assert any(tmp_path.glob("crash-linalg-input-*.mlir"))
+    assert_untouched([x, w], before)
+    monkeypatch.delenv("PURITY_LOWERING_WORKER_CRASH_IN")
+    expected = write_row_then_matmul(x.clone(), w)
+    torch.testing.assert_close(torch_purity.compile(write_row_then_matmul)(x, w), expected)
+
+
+def test_verify_each_pass_mode_compiles_like_the_default(monkeypatch):
+    from torch_purity.backend import lowering_worker
+
+    monkeypatch.setenv("PURITY_VERIFY_EACH_PASS", "1")
+    monkeypatch.setenv("PURITY_LOWER_IN_PROCESS", "1")
+    monkeypatch.setattr(lowering_worker, "_worker", None)
+    x, w = torch.randn(3, 4), torch.randn(4, 2)
+    expected = write_row_then_matmul(x.clone(), w)
+    torch.testing.assert_close(torch_purity.compile(write_row_then_matmul)(x, w), expected)

@@ -31,7 +31,8 @@ from ..passes.check_indices import INDEX_CHECKS
 from ..passes.function_attrs import dict_entries
 from .iree_runtime import IreeCompileError, LoadedModule, compile_linalg, iree_compile_command
 from .saved import save_program
-from .lowering import LoweredProgram, lower_to_linalg, write_failing_ir
+from . import lowering_worker
+from .lowering import LoweredProgram, write_failing_ir
 from .runtime import (
     CallingConvention,
     Executable,
@@ -173,7 +174,7 @@ def build_entry(
     module = import_graph(graph, renamed_inputs(inputs, specialized.names), context)
     seconds["import"] = time.perf_counter() - start
     mutable_ir = module.operation.get_asm(enable_debug_info=True)
-    lowered = lower_to_linalg(module, dump_dir)
+    lowered = lowering_worker.lower(mutable_ir, dump_dir)
     seconds.update(lowered.seconds)
     convention = convention_from_value_boundary_ir(lowered.value_boundary)
     convention.unwritten_inputs = set(lowered.unwritten_arguments)

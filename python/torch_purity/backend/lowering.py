@@ -49,17 +49,20 @@ def write_failing_ir(text: str, stage: str, dump_dir: str | None) -> Path:
     return path
 
 
-def lower_to_linalg(module: ir.Module, dump_dir: str | None = None) -> LoweredProgram:
+def lower_to_linalg(module: ir.Module, dump_dir: str | None = None, on_stage=None) -> LoweredProgram:
     """Runs every stage of `pipeline.STAGES` on `module` (modified in place).
 
     On failure: writes the IR the stage started from to a file and raises a
     PurityError naming the stage, the op and the user's source line from the
-    first diagnostic, and the purity-opt command that reproduces it."""
+    first diagnostic, and the purity-opt command that reproduces it.
+    `on_stage(name)` is called as each stage starts."""
     lowered = LoweredProgram()
     context = module.context
     if dump_dir:
         os.makedirs(dump_dir, exist_ok=True)
     for number, stage in enumerate(STAGES, start=2):
+        if on_stage is not None:
+            on_stage(stage.name)  # lowering_worker: which stage a crash happened in
         before = module.operation.get_asm(enable_debug_info=True)
         start = time.perf_counter()
         try:

@@ -10,12 +10,13 @@ anchors.
 from __future__ import annotations
 
 import dataclasses
+import os
 from dataclasses import dataclass
 from typing import ClassVar, get_type_hints
 
 from collections.abc import Callable, Iterable
 
-from torch_mlir.ir import Location, Operation
+from torch_mlir.ir import Location, MLIRError, Operation
 from torch_mlir.passmanager import PassManager
 
 
@@ -58,6 +59,13 @@ class ModulePass:
         if failed:
             raise PassFailed()
 
+    def _verify(self, operation: Operation) -> None:
+        """PURITY_VERIFY_EACH_PASS=1: the module must verify right after this
+        pass, and an error names the pass that left it invalid (a debug mode
+        for pass authors; the pass manager's verifier reports the broken op
+        without naming the pass)."""
+        _verify_module(self.name, operation)
+
     @classmethod
     def summary(cls) -> str:
         return (cls.__doc__ or "").strip().splitlines()[0]
@@ -76,13 +84,25 @@ class ModulePass:
         return cls(**values)
 
     def add_to(self, pm: PassManager) -> None:
+        verify_each = os.environ.get("PURITY_VERIFY_EACH_PASS") == "1"
+
         def run(operation: Operation, external_pass) -> None:
             try:
                 self.apply(operation)
+                if verify_each:
+                    self._verify(operation)
             except PassFailed:
                 external_pass.signal_pass_failure()
 
         pm.add(run, name=type(self).__name__, argument=self.name, description=self.summary())
+
+
+def _verify_module(name: str, operation: Operation) -> None:
+    try:
+        operation.verify()
+    except MLIRError as error:
+        operation.location.emit_error(f"{name} left invalid IR: " + " ".join(str(error).split()))
+        raise PassFailed() from None
 
 
 def _parse_option(kind: object, text: str, key: str) -> object:

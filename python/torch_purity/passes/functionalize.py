@@ -279,9 +279,18 @@ class _FunctionRewriter:
             elif self.types.non_value_kind(result) == "list":
                 result.set_type(Type.parse("!torch.list<vtensor>", result.context))
 
+    def step_operands(self, op: Operation) -> tuple[Value, ...]:
+        """A view's operands after its base, each non-value tensor among them
+        (`expand_as`'s other, `narrow.Tensor`'s start) read now: the op that
+        made it is erased at the end, and the step outlives it."""
+        return tuple(
+            self.read(self.object_of(operand, op)) if self.types.is_non_value(operand) else operand
+            for operand in op.operands[1:]
+        )
+
     def visit_view(self, op: Operation, name: str) -> None:
         base = self.object_of(op.operands[0], op)
-        step = ViewStep(name, tuple(op.operands[1:]), self.types.value_type(op.results[0].type), op.location)
+        step = ViewStep(name, self.step_operands(op), self.types.value_type(op.results[0].type), op.location)
         view = TensorObject(base.root, self.extended_chain(base, step, op))
         self.objects[op.results[0]] = view
         if "purity.regenerates_input" in op.attributes:
@@ -342,7 +351,7 @@ class _FunctionRewriter:
     def visit_metadata_mutation(self, op: Operation, name: str) -> None:
         tensor = self.object_of(op.operands[0], op)
         view_name = op_catalog.METADATA_MUTATIONS[name]
-        step = ViewStep(view_name, tuple(op.operands[1:]), self.types.value_type(op.results[0].type), op.location)
+        step = ViewStep(view_name, self.step_operands(op), self.types.value_type(op.results[0].type), op.location)
         tensor.chain = self.extended_chain(tensor, step, op)
         self.record("metadata", tensor, op)
         self.objects[op.results[0]] = tensor
@@ -392,6 +401,9 @@ class _FunctionRewriter:
 
     def visit_return(self, op: Operation) -> None:
         for index, operand in enumerate(op.operands):
+            if str(operand.type) == "!torch.list<tensor>":
+                # Its producer (a multi-output view) is erased at the end.
+                raise LocatedPassError(op.location, "returning a list of views (unpack it first) is not supported")
             if self.types.is_non_value(operand):
                 tensor = self.object_of(operand, op)
                 self.returned.append(TensorObject(tensor.root, list(tensor.chain)))
@@ -407,13 +419,19 @@ class _FunctionRewriter:
         if not self.returned:
             self.returned = [None] * len(return_op.operands)
         argument_roots = {root.argument_index: root for root in self.roots if root.argument_index is not None}
-        for index, snapshot in self.argument_reads.items():
-            root = argument_roots[index]
-            argument = self.block.arguments[index]
-            if root.written:
+        # Every overwrite first: a final value may be another argument's
+        # unchanged read (`dst.copy_(src)`), which the second loop erases.
+        for index in self.argument_reads:
+            if argument_roots[index].written:
                 with InsertionPoint(return_op), return_op.location:
-                    Operation.create("torch.overwrite.tensor.contents", results=[], operands=[root.current, argument])
-            else:
+                    Operation.create(
+                        "torch.overwrite.tensor.contents",
+                        results=[],
+                        operands=[argument_roots[index].current, self.block.arguments[index]],
+                    )
+        for index, snapshot in self.argument_reads.items():
+            if not argument_roots[index].written:
+                argument = self.block.arguments[index]
                 argument.set_type(self.types.value_type(argument.type))
                 snapshot.results[0].replace_all_uses_with(argument)
                 snapshot.erase()
