@@ -17,15 +17,23 @@ of every stage is written to DIR.
 `purity fuzz` generates N random aliasing programs, runs each compiled and in
 eager, prints the counts (programs, passed, unsupported, failed) and exits 1
 on a failure, after shrinking it and saving it under test/e2e/fuzz_regressions/.
-The program being checked is always in $TMPDIR/purity-fuzz-current-program.py,
-so a crash of the process leaves its culprit behind.
+Both run their work in a child process: a native crash (a signal) of `purity
+run` is reported as a CRASH and exits 1; one in `purity fuzz` is reported as
+CRASH, the program being checked (always in
+$TMPDIR/purity-fuzz-current-program.py) is saved as a regression test, and
+the run goes on with the programs left (from the next seed). It exits 1 on
+a failure or a crash.
 """
 
 from __future__ import annotations
 
 import argparse
 import copy
+import json
 import os
+import signal
+import subprocess
+import tempfile
 import runpy
 import statistics
 import sys
@@ -88,6 +96,14 @@ def describe_hand_over(entry) -> str:
 
 
 def command_run(args: argparse.Namespace) -> int:
+    """Runs in a child: a native crash of the program is reported as such."""
+    if os.environ.get(_CHILD) != "1":
+        code = _in_child(sys.argv[1:] if args.argv is None else args.argv)
+        if code < 0:
+            print(f"purity: error: CRASH: running {args.file} ended the process with {_signal_name(code)} "
+                  "(a bug of Purity, torch-mlir or IREE; please report it with the file)", file=sys.stderr)
+            return 1
+        return code
     program, inputs = load_program(args.file)
     eager_program = copy.deepcopy(program) if isinstance(program, torch.nn.Module) else program
     compiled = purity_compile(program, *inputs, target=args.target, dump_dir=args.dump_ir)
@@ -133,10 +149,71 @@ def command_run(args: argparse.Namespace) -> int:
     return 0 if report.ok else 1
 
 
-def command_fuzz(args: argparse.Namespace) -> int:
-    from ..fuzz import run_fuzz
+# Set in the child processes `purity run` and `purity fuzz` run their work in.
+_CHILD = "PURITY_TOOL_CHILD"
 
-    result = run_fuzz(args.n, args.seed, save=not args.no_save, progress_every=args.progress)
+
+def _in_child(argv: list[str], extra_env: dict[str, str] | None = None) -> int:
+    """`purity ARGV` in a child process, its output passed through: a native
+    crash there (a signal) ends the child, not this process. Returns its exit
+    status (negative: the signal that ended it)."""
+    env = {**os.environ, _CHILD: "1", **(extra_env or {})}
+    return subprocess.run([sys.executable, "-m", "torch_purity.tools.purity", *argv], env=env).returncode
+
+
+def _signal_name(code: int) -> str:
+    try:
+        return signal.Signals(-code).name
+    except ValueError:
+        return f"signal {-code}"
+
+
+def command_fuzz(args: argparse.Namespace) -> int:
+    """Runs the fuzzing in a child; when a program crashes it (a signal), that
+    program is saved as a CRASH regression and the run goes on, in a new
+    child, from the next seed for the programs left."""
+    if os.environ.get(_CHILD) == "1":
+        return _fuzz_here(args)
+    from ..fuzz import CURRENT_PROGRAM_FILE, REGRESSION_DIRECTORY, FuzzProgram, save_regression
+
+    left, seed, crashes, status = args.n, args.seed, 0, 0
+    while left > 0:
+        with tempfile.TemporaryDirectory() as scratch:
+            counts_path = Path(scratch, "counts.json")
+            argv = ["fuzz", "--n", str(left), "--seed", str(seed), "--progress", str(args.progress)]
+            argv += ["--no-save"] if args.no_save else []
+            argv += ["--save-to", args.save_to] if args.save_to else []
+            code = _in_child(argv, {"PURITY_FUZZ_COUNTS": str(counts_path)})
+            done = json.loads(counts_path.read_text())["programs"] if counts_path.exists() else 0
+        if code >= 0:
+            status = max(status, code)
+            break
+        crashes += 1
+        reason = f"CRASH: the process died with {_signal_name(code)} running this program (seed {seed})"
+        print(f"CRASHED: {reason}", flush=True)
+        if not args.no_save and CURRENT_PROGRAM_FILE.exists():
+            directory = Path(args.save_to) if args.save_to else REGRESSION_DIRECTORY
+            path = save_regression(FuzzProgram(CURRENT_PROGRAM_FILE.read_text()), reason, directory)
+            print(f"  saved as a regression test: {path}", flush=True)
+        left -= max(done, 1)
+        seed += 1
+    if crashes:
+        print(f"crashed {crashes} (each reported above; the run went on)")
+    return 1 if crashes else status
+
+
+def _fuzz_here(args: argparse.Namespace) -> int:
+    from ..fuzz import REGRESSION_DIRECTORY, run_fuzz
+
+    counts_path = os.environ.get("PURITY_FUZZ_COUNTS")
+    result = run_fuzz(
+        args.n,
+        args.seed,
+        save=not args.no_save,
+        progress_every=args.progress,
+        counts_path=Path(counts_path) if counts_path else None,
+        regression_directory=Path(args.save_to) if args.save_to else REGRESSION_DIRECTORY,
+    )
     counts = result.counts
     print(f"programs {counts.programs}, passed {counts.passed}, unsupported {counts.unsupported}, "
           f"failed {len(result.failures)}")
@@ -163,6 +240,7 @@ def build_parser() -> argparse.ArgumentParser:
     fuzz.add_argument("--n", type=int, default=200, help="programs to generate (default 200)")
     fuzz.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
     fuzz.add_argument("--no-save", action="store_true", help="do not save a failing program as a regression test")
+    fuzz.add_argument("--save-to", metavar="DIR", help="where failing programs are saved (default test/e2e/fuzz_regressions)")
     fuzz.add_argument("--progress", type=int, default=500, metavar="N",
                       help="print the counts so far to stderr every N programs (default 500; 0: never)")
     fuzz.set_defaults(handler=command_fuzz)
@@ -171,6 +249,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(sys.argv[1:] if argv is None else argv)
+    args.argv = None if argv is None else list(argv)
     try:
         return args.handler(args)
     except (PurityError, CommandError) as error:
