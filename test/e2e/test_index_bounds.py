@@ -224,3 +224,28 @@ def test_through_torch_compile():
         compiled(*inputs)
     for got, want in zip(inputs, before):
         assert torch.equal(got, want)
+
+
+def embedding_bag_with_offsets(weight, indices, offsets, cache, row):
+    cache[2] = row
+    return F.embedding_bag(indices, weight, offsets, mode="sum")
+
+
+def test_embedding_bag_offsets_are_checked_as_eager_checks_them():
+    """The first offset is 0, none decreases, none is past the indices."""
+    def inputs(offsets):
+        return [torch.randn(ROWS, 4), torch.tensor([1, 2, 3, 4]), torch.tensor(offsets), torch.zeros(6, 4), torch.ones(4)]
+
+    compiled = torch_purity.compile(embedding_bag_with_offsets)
+    for good in ([0, 2], [0, 4], [0, 0]):
+        report = compare(embedding_bag_with_offsets, compiled, inputs(good))
+        assert report.ok, f"{good}: " + "; ".join(report.problems)
+    for bad in ([0, 9], [0, -3], [3, 1], [1, 2]):
+        with pytest.raises((IndexError, RuntimeError)):
+            embedding_bag_with_offsets(*inputs(bad))
+        args = inputs(bad)
+        before = clone_preserving_aliasing(args)
+        with pytest.raises(PurityIndexError):
+            compiled(*args)
+        for got, want in zip(args, before):
+            assert torch.equal(got, want)

@@ -36,18 +36,20 @@ from .lowering import LoweredProgram, write_failing_ir
 _HEADER = struct.Struct("<Q")
 _lock = threading.Lock()
 _worker: subprocess.Popen | None = None
+_worker_parent = 0  # the process that started _worker (a forked copy of this one must start its own)
 
 
 def lower(mutable_ir: str, dump_dir: str | None) -> LoweredProgram:
     """`lowering.lower_to_linalg` on the module `mutable_ir` holds, in the child."""
     if os.environ.get("PURITY_LOWER_IN_PROCESS") == "1":
         return _lower_here(mutable_ir, dump_dir)
-    global _worker
+    global _worker, _worker_parent
     with _lock:
-        if _worker is None or _worker.poll() is not None:
+        if _worker is None or _worker_parent != os.getpid() or _worker.poll() is not None:
             _worker = subprocess.Popen(
                 [sys.executable, "-m", __name__], stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=os.environ.copy()
             )
+            _worker_parent = os.getpid()
         worker = _worker
         stage = "functional-torch"
         try:

@@ -31,7 +31,9 @@ pointwise. When a check fails the compiled code thus writes back what each
 argument held, and the runtime neither copies back written inputs nor
 applies metadata mutations.
 
-Index ranges follow eager PyTorch: `index.Tensor`/`index_put` (advanced
+`embedding_bag`'s offsets are checked as eager checks them (the first is 0,
+none decreases, none is past the number of indices); where they are not,
+the op gets all-zero offsets. Index ranges follow eager PyTorch: `index.Tensor`/`index_put` (advanced
 indexing, `index_fill_`, `take`) accept -SIZE..SIZE-1; `index_select`,
 `gather`, `scatter`, `scatter_add`, `scatter_reduce`, `embedding` and
 `embedding_bag` accept 0..SIZE-1. (`index_copy_` and `index_add_` reach this
@@ -172,7 +174,48 @@ def _check_op(op: Operation, rule: _IndexRule) -> list[Value]:
         return []
     safe, valid = checked
     op.operands[rule.index] = safe
+    if op.name in _EMBEDDING_BAGS:
+        return [valid, *_check_bag_offsets(op)]
     return [valid]
+
+
+_EMBEDDING_BAGS = ("torch.aten.embedding_bag.padding_idx", "torch.aten._embedding_bag")
+_OFFSETS = 2
+
+
+def _check_bag_offsets(op: Operation) -> list[Value]:
+    """Bag offsets (1-d indices) as eager wants them: starting at 0, not
+    decreasing, none past the number of indices. Where they are not, every
+    offset becomes 0 (empty bags and one bag of all indices: in range)."""
+    offsets = op.operands[_OFFSETS]
+    offsets_type = str(offsets.type)
+    lengths = static_sizes(offsets.type) if offsets_type.startswith("!torch.vtensor") else None
+    index_sizes = static_sizes(op.operands[1].type)
+    if not lengths or index_sizes is None:
+        return []
+    count = int(np.prod(index_sizes))
+    bool_type, scalar_bool = _with_element(offsets_type, "i1"), "!torch.vtensor<[],i1>"
+    with InsertionPoint(op), op.location:
+        clamped = _build("torch.aten.clamp", [offsets, int_constant(0), int_constant(count)], offsets_type)
+        checks = [_build("torch.aten.all", [_build("torch.aten.eq.Tensor", [clamped, offsets], bool_type)], scalar_bool)]
+        first = _build("torch.aten.select.int", [offsets, int_constant(0), int_constant(0)], _with_shape(offsets_type, ""))
+        checks.append(_build("torch.aten.eq.Scalar", [first, int_constant(0)], scalar_bool))
+        if lengths[0] > 1:
+            shorter = _with_shape(offsets_type, str(lengths[0] - 1))
+            later = _build("torch.aten.slice.Tensor", [offsets, int_constant(0), int_constant(1), int_constant(lengths[0]), int_constant(1)], shorter)
+            earlier = _build("torch.aten.slice.Tensor", [offsets, int_constant(0), int_constant(0), int_constant(lengths[0] - 1), int_constant(1)], shorter)
+            ordered = _build("torch.aten.ge.Tensor", [later, earlier], _with_element(shorter, "i1"))
+            checks.append(_build("torch.aten.all", [ordered], scalar_bool))
+        valid = checks[0]
+        for check in checks[1:]:
+            valid = _build("torch.aten.logical_and", [valid, check], scalar_bool)
+        op.operands[_OFFSETS] = _build("torch.aten.where.ScalarOther", [valid, offsets, int_constant(0)], offsets_type)
+    return [valid]
+
+
+def _with_shape(tensor_type: str, dims: str) -> str:
+    head, _, rest = tensor_type.partition("<[")
+    return f"{head}<[{dims}]{rest[rest.index(']') + 1:]}"
 
 
 def _check_index_list(op: Operation, rule: _IndexRule, sizes: list[int]) -> list[Value]:
