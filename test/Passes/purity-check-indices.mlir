@@ -1,18 +1,16 @@
 // RUN: purity-opt %s --purity-check-indices --split-input-file | filecheck %s
 
 // An index read from data is clamped into range before the op reads with it;
-// whether clamping changed nothing is its valid flag, returned (one flag per
-// check) with the op and line that checked it.
+// whether clamping changed nothing is its valid flag, one per index element,
+// returned with the op, line and number of flags of the check.
 // CHECK-LABEL: func.func @index_select(
-// CHECK-SAME: -> (!torch.vtensor<[2,4],f32>, !torch.vtensor<[1],i1> {purity.index_checks = ["aten.index_select|{{.*}}"]})
+// CHECK-SAME: -> (!torch.vtensor<[2,4],f32>, !torch.vtensor<[2],i1> {purity.index_checks = ["aten.index_select|{{.*}}|2"]})
 // CHECK: %[[HIGH:.*]] = torch.constant.int 7
 // CHECK: %[[SAFE:.*]] = torch.aten.clamp %arg1, %{{.*}}, %[[HIGH]]
 // CHECK: %[[SAME:.*]] = torch.aten.eq.Tensor %[[SAFE]], %arg1
-// CHECK: %[[VALID:.*]] = torch.aten.all %[[SAME]]
 // CHECK: %[[OUT:.*]] = torch.aten.index_select %arg0, %{{.*}}, %[[SAFE]]
-// CHECK: %[[FLAGS:.*]] = torch.prim.ListConstruct %[[VALID]]
-// CHECK: %[[VECTOR:.*]] = torch.aten.stack %[[FLAGS]]
-// CHECK: return %[[OUT]], %[[VECTOR]]
+// CHECK-NOT: torch.aten.all
+// CHECK: return %[[OUT]], %[[SAME]]
 func.func @index_select(%x: !torch.vtensor<[8,4],f32>, %i: !torch.vtensor<[2],si64>) -> !torch.vtensor<[2,4],f32> {
   %int0 = torch.constant.int 0
   %0 = torch.aten.index_select %x, %int0, %i : !torch.vtensor<[8,4],f32>, !torch.int, !torch.vtensor<[2],si64> -> !torch.vtensor<[2,4],f32>
@@ -63,8 +61,8 @@ func.func @constant_in_range(%x: !torch.vtensor<[8,4],f32>) -> !torch.vtensor<[2
 // CHECK: %[[CACHE:.*]] = torch.copy.to_vtensor %arg0
 // CHECK: %[[P:.*]] = torch.copy.to_vtensor %arg1
 // CHECK: %[[STEPPED:.*]] = torch.aten.add.Tensor %[[P]]
+// CHECK: %[[FLAGS:.*]] = torch.aten.eq.Tensor
 // CHECK: torch.aten.embedding %arg3, %[[SAFE:[^,]*]],
-// CHECK: %[[FLAGS:.*]] = torch.aten.stack
 // CHECK: %[[OK:.*]] = torch.aten.all %[[FLAGS]]
 // CHECK: %[[OLD:.*]] = torch.aten.select.int %[[CACHE]], %{{.*}}, %{{.*}} {purity.guard_read}
 // CHECK: %[[ROW:.*]] = torch.aten.where.self %[[OK]], %arg2, %[[OLD]]
@@ -86,4 +84,24 @@ func.func @guarded_writes(%cache: !torch.tensor<[6,4],f32>, %p: !torch.tensor<[4
   torch.overwrite.tensor.contents %written overwrites %cache : !torch.vtensor<[6,4],f32>, !torch.tensor<[6,4],f32>
   torch.overwrite.tensor.contents %stepped overwrites %p : !torch.vtensor<[4],f32>, !torch.tensor<[4],f32>
   return %e : !torch.vtensor<[2,4],f32>
+}
+
+// -----
+
+// Two checks: a 2-d index's flags are flattened, and the flags of all checks
+// are concatenated in program order.
+// CHECK-LABEL: func.func @two_checks(
+// CHECK-SAME: !torch.vtensor<[5],i1> {purity.index_checks = ["aten.gather|{{.*}}|4", "aten.index_select|{{.*}}|1"]}
+// CHECK: %[[GATHERED:.*]] = torch.aten.eq.Tensor {{.*}} -> !torch.vtensor<[2,2],i1>
+// CHECK: %[[FLAT:.*]] = torch.aten.view %[[GATHERED]], {{.*}} -> !torch.vtensor<[4],i1>
+// CHECK: %[[SELECTED:.*]] = torch.aten.eq.Tensor {{.*}} -> !torch.vtensor<[1],i1>
+// CHECK: %[[LIST:.*]] = torch.prim.ListConstruct %[[FLAT]], %[[SELECTED]]
+// CHECK: %[[FLAGS:.*]] = torch.aten.cat %[[LIST]]
+// CHECK: return {{.*}}, %[[FLAGS]]
+func.func @two_checks(%x: !torch.vtensor<[8,4],f32>, %g: !torch.vtensor<[2,2],si64>, %i: !torch.vtensor<[1],si64>) -> (!torch.vtensor<[2,2],f32>, !torch.vtensor<[1,4],f32>) {
+  %int0 = torch.constant.int 0
+  %false = torch.constant.bool false
+  %0 = torch.aten.gather %x, %int0, %g, %false : !torch.vtensor<[8,4],f32>, !torch.int, !torch.vtensor<[2,2],si64>, !torch.bool -> !torch.vtensor<[2,2],f32>
+  %1 = torch.aten.index_select %x, %int0, %i : !torch.vtensor<[8,4],f32>, !torch.int, !torch.vtensor<[1],si64> -> !torch.vtensor<[1,4],f32>
+  return %0, %1 : !torch.vtensor<[2,2],f32>, !torch.vtensor<[1,4],f32>
 }

@@ -28,6 +28,7 @@ work torch queued earlier still reads.
 
 from __future__ import annotations
 
+import ctypes
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -79,8 +80,8 @@ class CallingConvention:
     # (purity.result_storage, from the linalg IR): the caller passes a fresh
     # tensor for each, and IREE writes the result into it.
     result_storage: list[tuple[int, tuple[int, ...]]] = field(default_factory=list)
-    # (result index, "aten op|file:line" per flag) of the index checks'
-    # validity flags (purity-check-indices), or None without checks.
+    # (result index, "aten op|file:line|number of flags" per check) of the
+    # index checks' flags (purity-check-indices), or None without checks.
     index_checks: tuple[int, tuple[str, ...]] | None = None
 
     def arguments(self, tensors: list[torch.Tensor]) -> list[torch.Tensor]:
@@ -246,6 +247,8 @@ class Executable:
     # (result, input) of the written inputs to copy back, per set of inputs
     # that crossed as the caller's memory (a call or two find every set).
     _copied_back: dict[tuple[int, ...], list[tuple[int, int]]] = field(default_factory=dict)
+    # The index checks' flag buffer and its IREE import, reused by every call.
+    _flags: tuple[torch.Tensor, object] | None = None
 
     def run(self, args: Sequence[object]):
         convention = self.convention
@@ -337,6 +340,15 @@ class Executable:
             passed.append(tensor)
         results = {result: passed[index] for result, index in self._tied_results}
         for result, shape, dtype in self._storage:
+            if result == self._flags_result:
+                # The index checks' flags are read here, never handed out: one
+                # buffer (and its import) serves every call.
+                if self._flags is None or self._flags[0].device != device:
+                    buffer = torch.empty(shape, dtype=dtype, device=device)
+                    self._flags = (buffer, module.import_tensor(buffer))
+                arguments.append(self._flags[1])
+                results[result] = self._flags[0]
+                continue
             storage = torch.empty(shape, dtype=dtype, device=device)
             arguments.append(module.import_tensor(storage))
             results[result] = storage
@@ -359,6 +371,11 @@ class Executable:
     def _tied_results(self) -> list[tuple[int, int]]:
         """(result, input) of each input IREE writes in place through its tie."""
         return [(r, i) for r, i in self.convention.written_inputs if i in self.convention.tied_inputs]
+
+    @cached_property
+    def _flags_result(self) -> int | None:
+        checks = self.convention.index_checks
+        return None if checks is None else checks[0]
 
     @cached_property
     def _storage(self) -> list[tuple[int, tuple[int, ...], torch.dtype]]:
@@ -414,12 +431,19 @@ def _raise_on_failed_check(flags: torch.Tensor, checks: tuple[str, ...]) -> None
     effect is applied: the compiled code guarded its in-place writes on the
     same flags, so the caller's tensors hold what they held."""
     if flags.device.type == "cpu":
-        if flags.numpy().all():
+        # A byte per flag: cheaper than any tensor op on this path.
+        failed = ctypes.string_at(flags.data_ptr(), flags.numel()).find(b"\x00")
+        if failed < 0:
             return
     elif bool(flags.all()):
         return
-    failed = int((~flags).nonzero()[0, 0])
-    op, _, source = checks[failed].partition("|")
+    else:
+        failed = int((~flags).nonzero()[0, 0])
+    for check in checks:  # "op|file:line|number of flags"
+        op, source, count = check.rsplit("|", 2)
+        if failed < int(count):
+            break
+        failed -= int(count)
     raise PurityIndexError(
         "run",
         "index out of range (the compiled program checked its indices before writing; "

@@ -8,15 +8,17 @@ purity-functionalize, this pass makes each such op safe and reports bad
 indices, for each index operand that is not a constant known to be in range:
 
     clamped = clamp(index, LOW, SIZE - 1)        // LOW = -SIZE where negative
-    valid   = all(clamped == index)              // indices wrap (index,
+    valid   = clamped == index (flattened)       // indices wrap (index,
     index'  = clamped, or for wrapping ops       // index_put, take), else 0
               where(clamped < 0, clamped + SIZE, clamped)
 
-so the op only ever touches elements of its tensor, and `valid` says whether
-eager would have accepted the index. The valid flags of all checked ops
-become one extra result, `tensor<[K] x i1>`, appended after the program's own
-results with `purity.index_checks` = ["aten op|file:line", ...] (one entry per
-flag, in order); the runtime reads it after the call and raises
+so the op only ever touches elements of its tensor, and `valid` says, per
+index, whether eager would have accepted it (a flag per element, so a check
+adds no reduction: the clamp and the comparison fuse into one dispatch). The
+flags of all checked ops are concatenated into one extra result,
+`tensor<[N] x i1>`, appended after the program's own results with
+`purity.index_checks` = ["aten op|file:line|count", ...] (the flags of each
+check, in order); the runtime reads it after the call and raises
 `PurityIndexError` naming the first failing op and the user's line.
 
 Nothing of the caller's may change when a check fails, including inputs IREE
@@ -64,7 +66,7 @@ from torch_mlir.ir import (
 from ..ir_queries import source_location
 from .base import LocatedPassError, ModulePass
 from .function_attrs import function_ops, function_type, set_result_attrs
-from .torch_builders import NotConstant, constant_of, int_constant, static_sizes
+from .torch_builders import NotConstant, constant_of, int_constant, int_list_constant, static_sizes
 
 INDEX_CHECKS = "purity.index_checks"
 GUARD_READ = "purity.guard_read"
@@ -128,15 +130,21 @@ def _check_function(function: Operation) -> None:
         if rule is None:
             continue
         for valid in _check_op(op, rule):
-            flags.append(valid)
-            descriptions.append(f"{_aten_op_of(op)}|{source_location(op.location) or ''}")
+            count = static_sizes(valid.type)[0]
+            if count:
+                flags.append(valid)
+                descriptions.append(f"{_aten_op_of(op)}|{source_location(op.location) or ''}|{count}")
     if not flags:
         return
     return_op = operations[-1]
+    total = sum(static_sizes(f.type)[0] for f in flags)
     with InsertionPoint(return_op), return_op.location:
-        flag_vector = _build("torch.aten.stack", [_list_of(flags, "!torch.list<vtensor>"), int_constant(0)], f"!torch.vtensor<[{len(flags)}],i1>")
-        ok = _build("torch.aten.all", [flag_vector], "!torch.vtensor<[],i1>")
-        for overwrite in [op for op in operations if op.name == "torch.overwrite.tensor.contents"]:
+        flag_vector = flags[0] if len(flags) == 1 else _build(
+            "torch.aten.cat", [_list_of(flags, "!torch.list<vtensor>"), int_constant(0)], f"!torch.vtensor<[{total}],i1>"
+        )
+        overwrites = [op for op in operations if op.name == "torch.overwrite.tensor.contents"]
+        ok = _build("torch.aten.all", [flag_vector], "!torch.vtensor<[],i1>") if overwrites else None
+        for overwrite in overwrites:
             guarded = _guarded(overwrite.operands[0], _original_value(function, overwrite.operands[1]), ok)
             overwrite.move_before(return_op)
             overwrite.operands[0] = guarded
@@ -210,7 +218,7 @@ def _check_bag_offsets(op: Operation) -> list[Value]:
         for check in checks[1:]:
             valid = _build("torch.aten.logical_and", [valid, check], scalar_bool)
         op.operands[_OFFSETS] = _build("torch.aten.where.ScalarOther", [valid, offsets, int_constant(0)], offsets_type)
-    return [valid]
+        return [_flattened(valid)]
 
 
 def _with_shape(tensor_type: str, dims: str) -> str:
@@ -258,12 +266,21 @@ def _checked_index(op: Operation, index: Value, size: int, wraps: bool) -> tuple
         raise _CannotCheck(op.location, f"'{op.name}' indexes a dimension of size 0 with a non-empty index")
     clamped = _build("torch.aten.clamp", [index, int_constant(low), int_constant(size - 1)], index_type)
     same = _build("torch.aten.eq.Tensor", [clamped, index], _with_element(index_type, "i1"))
-    valid = _build("torch.aten.all", [same], "!torch.vtensor<[],i1>")
+    valid = _flattened(same)
     if not wraps:
         return clamped, valid
     negative = _build("torch.aten.lt.Scalar", [clamped, int_constant(0)], _with_element(index_type, "i1"))
     shifted = _build("torch.aten.add.Scalar", [clamped, int_constant(size), int_constant(1)], index_type)
     return _build("torch.aten.where.self", [negative, shifted, clamped], index_type), valid
+
+
+def _flattened(flags: Value) -> Value:
+    """One flag per element, 1-d: no reduction (an extra dispatch) per check."""
+    sizes = static_sizes(flags.type)
+    if sizes is not None and len(sizes) == 1:
+        return flags
+    count = int(np.prod(sizes)) if sizes else 1
+    return _build("torch.aten.view", [flags, int_list_constant([count])], _with_shape(str(flags.type), str(count)))
 
 
 def _constant_within(index: Value, low: int, size: int) -> bool:
