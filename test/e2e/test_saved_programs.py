@@ -177,3 +177,27 @@ def test_bfloat16_inputs_cross_to_iree():
     inputs = (torch.randn(16).to(torch.bfloat16), torch.randn(16).to(torch.bfloat16))
     report = compare(scale_in_place, torch_purity.compile(scale_in_place), inputs, atol=1e-2, rtol=1e-2)
     assert report.ok, report.problems
+
+
+def lookup_and_write(cache, row, weight, ids):
+    cache[1] = row
+    return torch.nn.functional.embedding(ids, weight)
+
+
+def test_loaded_program_keeps_its_index_checks(tmp_path):
+    """The checks' flags are part of the saved calling convention: a loaded
+    program raises on an out-of-range id, with the caller's tensors untouched."""
+    def inputs(ids):
+        return [torch.zeros(4, 3), torch.ones(3), torch.randn(10, 3), torch.tensor(ids)]
+
+    compiled = torch_purity.compile(lookup_and_write, *inputs([1, 9]))
+    compiled.save(tmp_path / "program")
+    loaded = torch_purity.load(tmp_path / "program")
+    report = compare(lookup_and_write, loaded, inputs([0, 9]))
+    assert report.ok, report.problems
+    args = inputs([3, 10])
+    before = clone_preserving_aliasing(args)
+    with pytest.raises(torch_purity.PurityIndexError, match="aten.embedding"):
+        loaded(*args)
+    for got, want in zip(args, before):
+        assert torch.equal(got, want)
