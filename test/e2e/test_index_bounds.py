@@ -249,3 +249,24 @@ def test_embedding_bag_offsets_are_checked_as_eager_checks_them():
             compiled(*args)
         for got, want in zip(args, before):
             assert torch.equal(got, want)
+
+
+def test_purity_run_lists_the_index_checks(tmp_path):
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    source = tmp_path / "lookup.py"
+    source.write_text(
+        "import torch\n"
+        "def program(cache, row, ids, weight):\n"
+        "    cache[2] = row\n"
+        "    return torch.nn.functional.embedding(ids, weight).sum(0)\n"
+        "def example_inputs():\n"
+        "    return torch.zeros(8, 4), torch.ones(4), torch.tensor([1, 5]), torch.randn(10, 4)\n"
+    )
+    purity = Path(sys.executable).parent / "purity"
+    result = subprocess.run([str(purity), "run", str(source), "--repeats", "2"], capture_output=True, text=True)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "index checks in the compiled program: 1" in result.stdout
+    assert f"aten.embedding.default at {source}:4: 2 indices clamped into range and checked" in result.stdout

@@ -119,6 +119,13 @@ def command_run(args: argparse.Namespace) -> int:
     for line in mutations:
         print(f"  {line}")
 
+    checks = entry.convention.index_checks[1] if entry.convention.index_checks else ()
+    print(f"index checks in the compiled program: {len(checks)}"
+          + (" (an out-of-range index raises PurityIndexError before any write)" if checks else ""))
+    for check in checks:
+        op, source, count = check.rsplit("|", 2)
+        print(f"  {op} at {source or 'an unknown line'}: {count} indices clamped into range and checked")
+
     report = compare(eager_program, compiled, inputs)
     if isinstance(program, torch.nn.Module):
         for (name, got), (_, want) in zip(program.state_dict().items(), eager_program.state_dict().items()):
