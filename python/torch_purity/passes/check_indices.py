@@ -63,7 +63,7 @@ from torch_mlir.ir import (
     Value,
 )
 
-from ..ir_queries import source_location
+from ..ir_queries import source_location, walk
 from .base import LocatedPassError, ModulePass
 from .function_attrs import function_ops, function_type, set_result_attrs
 from .torch_builders import NotConstant, constant_of, int_constant, int_list_constant, static_sizes
@@ -123,6 +123,10 @@ class _CannotCheck(LocatedPassError):
 def _check_function(function: Operation) -> None:
     block = function.regions[0].blocks[0]
     operations = [o.operation for o in block.operations]
+    for op in operations:
+        nested = next((o.operation for o in walk(op) if o.operation.name in _RULES), None)
+        if nested is not None:
+            raise _CannotCheck(nested.location, f"'{nested.name}' inside a region (control flow) cannot be bounds-checked")
     flags: list[Value] = []
     descriptions: list[str] = []
     for op in operations:
