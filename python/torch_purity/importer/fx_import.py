@@ -131,7 +131,7 @@ def _trace(
 
 # Ops the Torch dialect registers as functional although they write an input
 # (their ATen schema has no `(a!)`): decomposed so that the write is explicit.
-_FORCED_DECOMPOSITIONS = frozenset({torch.ops.aten.native_batch_norm.default})
+_FORCED_DECOMPOSITIONS = frozenset({torch.ops.aten.native_batch_norm.default, torch.ops.aten.eq.Tensor})
 
 
 def is_metadata_mutation(target: torch._ops.OpOverload) -> bool:
@@ -213,8 +213,19 @@ def _wrapping_negative_indices(decomposition: Callable) -> Callable:
     return decompose
 
 
+def _equal_without_self_fold(a, b):
+    """Workaround, torch-mlir 20261001: its canonicalizer folds
+    `aten.eq.Tensor(x, x)` to true, which is wrong for NaN (`x == x`, and
+    PyTorch's decomposition of `isfinite`, returned True for NaN). `ne` is
+    not folded that way. Can go when `purity-opt --canonicalize` leaves
+    `torch.aten.eq.Tensor %x, %x` on f32 alone (test_nan_comparisons)."""
+    return torch.logical_not(torch.ne(a, b))
+
+
 _aten = torch.ops.aten
 _PURITY_OVERLOAD_DECOMPOSITIONS = {
+    _aten.eq.Tensor: _equal_without_self_fold,
+} | {
     op: _rejecting_negative_indices(decomposition_table[op])
     for op in (_aten.index_copy.default, _aten.index_copy_.default, _aten.index_add.default, _aten.index_add_.default)
 } | {
