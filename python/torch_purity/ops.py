@@ -70,7 +70,9 @@ POINTWISE_OPS = frozenset(
         "add.Tensor", "add.Scalar", "sub.Tensor", "sub.Scalar", "rsub.Scalar", "mul.Tensor", "mul.Scalar",
         "div.Tensor", "div.Scalar", "addcmul", "addcdiv", "lerp.Scalar", "lerp.Tensor", "neg", "abs", "sqrt",
         "rsqrt", "reciprocal", "exp", "log", "tanh", "sigmoid", "relu", "sign", "pow.Tensor_Scalar",
-        "clamp", "clamp_min", "clamp_max", "maximum", "minimum", "where.self",
+        "clamp", "clamp_min", "clamp_max", "maximum", "minimum", "where.self", "where.ScalarOther", "where.ScalarSelf",
+        "isnan", "gt.Scalar", "gt.Tensor", "lt.Scalar", "lt.Tensor", "logical_or", "logical_not", "ne.Tensor",
+        "bitwise_or.Tensor", "bitwise_and.Tensor",
     )
 )
 
