@@ -14,9 +14,10 @@ next call. IREE's compiler already runs as a subprocess (`iree-compile`).
 
 `PURITY_LOWER_IN_PROCESS=1` runs the stages in the calling process instead
 (for a debugger); `PURITY_LOWERING_WORKER_CRASH_IN=STAGE` makes the child
-crash as that stage starts (the test of this containment); `PURITY_VERIFY_EACH_PASS=1` (passed on to the child) makes
-every Purity pass verify the module after it runs and name itself when the
-IR it left is invalid (base.ModulePass).
+crash as that stage starts (the test of this containment);
+`PURITY_VERIFY_EACH_PASS=1` (passed on to the child) makes every Purity
+pass verify the module after it runs and name itself when the IR it left is
+invalid (base.ModulePass).
 """
 
 from __future__ import annotations
@@ -130,13 +131,20 @@ def _serve() -> None:
             _, mutable_ir, dump_dir = _receive(requests)
         except EOFError:
             return
+        stages: list[str] = []
+
+        def started(stage: str) -> None:
+            stages.append(stage)
+            _started(replies, stage)
+
         try:
-            lowered = _lower_here(mutable_ir, dump_dir, on_stage=lambda name: _started(replies, name))
+            lowered = _lower_here(mutable_ir, dump_dir, on_stage=started)
         except PurityError as error:
             _send(replies, ("error", (error.stage, error.message, error.op, error.source)))
             continue
-        except Exception as error:  # a bug of ours: still located at the stage, with its type
-            _send(replies, ("error", ("lower", f"internal error: {type(error).__name__}: {error}", None, None)))
+        except Exception as error:  # a bug of ours: still named by its stage and type
+            stage = stages[-1] if stages else "lower"
+            _send(replies, ("error", (stage, f"internal error: {type(error).__name__}: {error}", None, None)))
             continue
         _send(replies, ("lowered", lowered))
 
