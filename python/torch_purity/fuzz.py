@@ -9,9 +9,16 @@ metadata mutations (t_, transpose_, unsqueeze_/squeeze_), fresh tensors, and
 outputs that are views of inputs or of intermediates. Generation executes
 each statement on a shadow copy, so only programs eager accepts are drawn.
 
-Each program runs in eager and compiled; a difference in outputs, inputs
-after the call or output aliasing, or any exception other than a
-PurityError, fails. Hypothesis shrinks a failure to a minimal program, which
+About half of the programs also take `idx`, an int64 tensor of two indices
+used by data-indexed reads and writes (index_put_, index_add_, index_fill_,
+index_copy_, scatter_add_, indexing, index_select, gather, embedding).
+
+Each program runs in eager and compiled on three data sets (with `idx`, the
+third holds an out-of-range, negative or huge index); a difference in
+outputs, inputs after the call or output aliasing, a compiled call that
+returns where eager raised (it must raise PurityIndexError with every input
+untouched), a compiler crash, or any exception other than a PurityError,
+fails. Hypothesis shrinks a failure to a minimal program, which
 is saved as a regression test. A PurityError is an honest "unsupported".
 """
 
