@@ -775,4 +775,28 @@ def copy_into_later_argument_from_viewed_source(src, dst):
     return src.t().sum()
 
 
+# --- as_strided on views: it starts where the view starts --------------------
+
+
+def _arange_24(g):
+    return (torch.arange(24.0).reshape(2, 3, 4),)
+
+
+@program(make=_arange_24)
+def as_strided_of_a_select(x):
+    return torch.as_strided(x.select(1, 1), (2, 2), (12, 1))
+
+
+@program(make=_arange_24)
+def as_strided_of_a_narrow(x):
+    return torch.as_strided(x.narrow(2, 1, 2), (2, 2), (12, 1)) * 2
+
+
+@program(make=_arange_24)
+def as_strided_of_a_slice_chain_written(x):
+    window = torch.as_strided(x[1:][:, 1:], (2, 2), (4, 1))
+    window.add_(100)
+    return x.sum(0)
+
+
 E2E_NAMES = [name for name, _, _ in PROGRAMS]

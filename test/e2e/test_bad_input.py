@@ -141,3 +141,15 @@ def test_verify_each_pass_mode_compiles_like_the_default(monkeypatch):
     x, w = torch.randn(3, 4), torch.randn(4, 2)
     expected = write_row_then_matmul(x.clone(), w)
     torch.testing.assert_close(torch_purity.compile(write_row_then_matmul)(x, w), expected)
+
+
+def as_strided_over_channels_last(x):
+    return torch.as_strided(x.contiguous(memory_format=torch.channels_last), (2, 3), (1, 4))
+
+
+def test_as_strided_over_a_non_contiguous_intermediate_is_refused_at_its_line():
+    """Value semantics keep no strides: as_strided over a tensor the program
+    lays out as channels_last would read the wrong elements (it did)."""
+    x = torch.arange(60.0).reshape(1, 4, 5, 3)
+    with pytest.raises(PurityError, match=r"import failed on op aten.as_strided.default at .*test_bad_input.py:\d+: as_strided over a tensor"):
+        torch_purity.compile(as_strided_over_channels_last)(x)

@@ -50,7 +50,7 @@ from torch_mlir.ir import (
 
 from ..errors import PurityError
 from ..ir_queries import non_value_type, value_type
-from ..ops import METADATA_MUTATIONS
+from ..ops import METADATA_MUTATIONS, VIEW_OPS
 from .alias_analysis import analyze_aliases
 from .locations import node_location, op_display_name, register_user_code, source_of
 
@@ -389,6 +389,8 @@ class _MutableGraphNodeImporter(tm_fx.GraphNodeImporter):
                 op=op_display_name(node),
                 source=source_of(node),
             )
+        if target in _STORAGE_ADDRESSING:
+            _refuse_non_contiguous_storage(node)
         schema = target._schema
         op_name = mlir_op_name(target)
         registered = self._c.is_registered_operation(op_name)
@@ -549,6 +551,45 @@ def _scalar_overload(node: fx.Node) -> torch._ops.OpOverload:
     ):
         return getattr(target.overloadpacket, "Scalar", target)
     return target
+
+
+# Ops that address their input's storage rather than its elements.
+_STORAGE_ADDRESSING = frozenset(
+    {torch.ops.aten.as_strided.default, torch.ops.aten.as_strided_.default, torch.ops.aten.as_strided_scatter.default}
+)
+
+
+def _refuse_non_contiguous_storage(node: fx.Node) -> None:
+    """purity-functionalize takes a tensor made in the program as laid out
+    contiguously (value semantics keep no strides); as_strided over one that
+    eager lays out otherwise (`x.contiguous(memory_format=channels_last)`,
+    an elementwise op on a channels_last input) would read the wrong
+    elements. Inputs' layouts are known (purity.strides): they pass here."""
+    if not isinstance(node.args[0], fx.Node):
+        return
+    root = _storage_root(node.args[0])
+    value = root.meta.get("val")
+    if root.op != "placeholder" and isinstance(value, torch.Tensor) and not value.is_contiguous():
+        raise PurityError(
+            "import",
+            "as_strided over a tensor the program lays out non-contiguously (e.g. channels_last) is not supported; "
+            "make it .contiguous() first",
+            op=op_display_name(node),
+            source=source_of(node),
+        )
+
+
+def _storage_root(node: fx.Node) -> fx.Node:
+    """The node whose storage `node` views (itself if it is no view)."""
+    while (
+        node.op == "call_function"
+        and isinstance(node.target, torch._ops.OpOverload)
+        and mlir_op_name(node.target) in VIEW_OPS
+        and node.args
+        and isinstance(node.args[0], fx.Node)
+    ):
+        node = node.args[0]
+    return node
 
 
 def _float_scalars_for_float_tensors(node: fx.Node, target: torch._ops.OpOverload) -> tuple:

@@ -312,6 +312,13 @@ class _FunctionRewriter:
         if prefix is not None and _is_contiguous_from_start(prefix):
             return base.chain + [step]
         self.require_contiguous_root(base.root, at)
+        size, stride, storage_offset = step.operands
+        if str(storage_offset.type) == "!torch.none":
+            # Without an offset, as_strided starts where the view it is
+            # applied to starts, not at the storage's first element.
+            if prefix is None:
+                raise FunctionalizeError(at.location, "as_strided without an offset on a view of non-constant geometry")
+            step = ViewStep(step.op_name, (size, stride, int_constant(prefix[2])), step.result_type, step.location)
         return [step]
 
     def require_contiguous_root(self, root: Root, at: Operation) -> None:
