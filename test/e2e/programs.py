@@ -799,4 +799,28 @@ def as_strided_of_a_slice_chain_written(x):
     return x.sum(0)
 
 
+# --- expand outputs; writes through windows that do not overlap ---------------
+
+
+@program((3, 4))
+def expanded_output(x):
+    return x.expand(2, 3, 4)
+
+
+@program((1, 4), (3, 4))
+def expand_as_and_broadcast_outputs(x, y):
+    return x.expand_as(y), torch.broadcast_to(x, (2, 3, 4)), y * 2
+
+
+@program((3,), (2,))
+def meshgrid_outputs(x, y):
+    return torch.meshgrid(x, y, indexing="ij")
+
+
+@program((8,))
+def write_through_unfold_windows_with_gaps(x):
+    x.unfold(0, 2, 3).mul_(2)  # windows [0,1], [3,4], [6,7]
+    return x.unfold(0, 3, 3).sum(1)
+
+
 E2E_NAMES = [name for name, _, _ in PROGRAMS]

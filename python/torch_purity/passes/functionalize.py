@@ -181,7 +181,7 @@ class _FunctionRewriter:
     def write(self, tensor: TensorObject, new_value: Value, at: Operation) -> None:
         self.record("write", tensor, at)
         for step in tensor.chain:
-            if step.op_name in op_catalog.UNWRITABLE_VIEWS:
+            if step.op_name in op_catalog.UNWRITABLE_VIEWS and not _windows_apart(step):
                 raise FunctionalizeError(
                     at.location,
                     f"a write through '{step.op_name}' would write overlapping memory; "
@@ -585,6 +585,15 @@ def _scatter(step: ViewStep, base: Value, new: Value, at: Operation, types: Type
         return create("torch.aten.diagonal_scatter", [base, new, *step.operands])
     if name == "torch.aten.as_strided":
         return create("torch.aten.as_strided_scatter", [base, new, *step.operands])
+    if name == "torch.aten.unfold":
+        # Windows that do not overlap (_windows_apart): the view is an
+        # as_strided of the (contiguous) base value.
+        sizes = static_sizes(base_type)
+        if sizes is None:
+            raise FunctionalizeError(at.location, "a write through unfold of a tensor with dynamic shape is not supported")
+        window = torch.empty(sizes, device="meta").unfold(*[constant_of(v) for v in step.operands])
+        geometry = [int_list_constant(list(window.shape)), int_list_constant(list(window.stride())), int_constant(0)]
+        return create("torch.aten.as_strided_scatter", [base, new, *geometry])
     if name in op_catalog.RESHAPE_LIKE_VIEWS:
         sizes = static_sizes(base_type)
         if sizes is None:
@@ -613,6 +622,18 @@ def _scatter(step: ViewStep, base: Value, new: Value, at: Operation, types: Type
 # ----------------------------------------------------------------------------
 # Helpers
 # ----------------------------------------------------------------------------
+
+
+def _windows_apart(step: ViewStep) -> bool:
+    """An unfold whose step is at least its window size: no element is in two
+    windows, so a write through it is well defined (eager accepts it)."""
+    if step.op_name != "torch.aten.unfold":
+        return False
+    try:
+        _, size, stride = (constant_of(v) for v in step.operands)
+    except NotConstant:
+        return False
+    return stride >= size
 
 
 Geometry = tuple[list[int], list[int], int]  # sizes, strides, storage offset
@@ -660,7 +681,12 @@ def _apply_chain(geometry: Geometry, chain: list[ViewStep]) -> Geometry | None:
             return None
         namespace, packet, overload = (step.op_name.removeprefix("torch.").split(".") + ["default"])[:3]
         overload_op = getattr(getattr(getattr(torch.ops, namespace), packet), overload)
-        tensor = overload_op(tensor, *arguments)
+        # The dialect passes every argument in order; ATen takes keyword-only
+        # ones (expand's `implicit`) by name.
+        parameters = overload_op._schema.arguments[1:]
+        positional = [a for a, p in zip(arguments, parameters) if not p.kwarg_only]
+        keywords = {p.name: a for a, p in zip(arguments, parameters) if p.kwarg_only}
+        tensor = overload_op(tensor, *positional, **keywords)
     return list(tensor.shape), list(tensor.stride()), tensor.storage_offset()
 
 
