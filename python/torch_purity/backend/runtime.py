@@ -253,6 +253,7 @@ class Executable:
     def run(self, args: Sequence[object]):
         convention = self.convention
         tensors = convention.arguments([args[i] for i in self.tensor_positions])
+        needing_grad = _inputs_needing_grad(tensors, convention) if torch.is_grad_enabled() else ()
         on_target = self.on_target
         if on_target is None:
             target = self.module.target  # named as torch names the device
@@ -295,6 +296,8 @@ class Executable:
                     handed_out = [self.imports[i][2] for i in imported]
                 result = _hand_out(result, convention.result_dtypes[result_index], handed_out)
             outputs.append(result)  # a storage tensor: the output's own memory
+        if needing_grad:
+            outputs = _without_backward(outputs, convention, needing_grad)
         return self._rebuild_outputs(outputs)
 
     def _rebuild_outputs(self, outputs: list[torch.Tensor]):
@@ -451,6 +454,57 @@ def _raise_on_failed_check(flags: torch.Tensor, checks: tuple[str, ...]) -> None
         op=op,
         source=source or None,
     )
+
+
+# ----------------------------------------------------------------------------
+# Autograd: never a silently wrong gradient
+# ----------------------------------------------------------------------------
+
+
+def _inputs_needing_grad(tensors: list[torch.Tensor], convention: CallingConvention) -> list[torch.Tensor]:
+    """Inputs that require grad (grad mode on). The compiled code computes no
+    gradients, so an input that requires grad and that the program writes
+    (whose history eager would extend) is refused before anything runs."""
+    needing = [t for t in tensors if t.requires_grad]
+    if needing:
+        changed = {i for _, i in convention.written_inputs} | set(convention.metadata_mutations)
+        for index in sorted(changed):
+            if index < len(tensors) and tensors[index].requires_grad:
+                raise PurityError(
+                    "call",
+                    f"input {index} requires grad and the program writes it in place; Purity does not compile "
+                    "training yet: call it under torch.no_grad() (or detach the input)",
+                )
+    return needing
+
+
+class _NoBackward(torch.autograd.Function):
+    """An output computed by IREE from inputs that require grad: it requires
+    grad as eager's does, and a backward through it raises (Purity computes
+    no gradients yet) instead of giving a silently wrong one."""
+
+    @staticmethod
+    def forward(ctx, output: torch.Tensor, *inputs: torch.Tensor) -> torch.Tensor:
+        return output
+
+    @staticmethod
+    def backward(ctx, *grads):
+        raise PurityError(
+            "backward",
+            "gradients through a program compiled by Purity are not supported yet (training); "
+            "compile the forward under torch.no_grad(), or run the training step in eager or with inductor",
+        )
+
+
+def _without_backward(outputs: list[torch.Tensor], convention: CallingConvention, needing_grad) -> list[torch.Tensor]:
+    """Outputs IREE computed get a grad_fn that raises; outputs that are views
+    of inputs keep the autograd history of their view (exact: the program
+    wrote none of the inputs that require grad)."""
+    return [
+        output if index in convention.output_views or not (output.is_floating_point() or output.is_complex())
+        else _NoBackward.apply(output, *needing_grad)
+        for index, output in enumerate(outputs)
+    ]
 
 
 class _Results(dict):
