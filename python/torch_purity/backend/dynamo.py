@@ -12,10 +12,35 @@ import torch
 from torch._dynamo import register_backend
 
 
-def purity_backend(graph_module: torch.fx.GraphModule, example_inputs, target: str = "cpu"):
+# torch.compile's modes choose among inductor's strategies; Purity has one
+# pipeline, so each is accepted and means the same.
+KNOWN_MODES = (None, "default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs")
+# torch.compile(..., options={...}) keys this backend reads.
+OPTIONS = {"target": "'cpu' (default) or 'cuda'", "dump_dir": "a folder for the IR of every stage"}
+
+
+def purity_backend(
+    graph_module: torch.fx.GraphModule,
+    example_inputs,
+    mode: str | None = None,
+    options: dict | None = None,
+    target: str = "cpu",
+):
+    """`torch.compile(fn, backend="purity", mode=..., options={...})`: `mode`
+    is accepted and ignored (one pipeline); `options` may set `target` and
+    `dump_dir`. `dynamic` and `fullgraph` are Dynamo's own and work as with
+    any backend."""
+    from ..errors import PurityError
     from .compiled import CompiledProgram  # torch-mlir is imported when a graph is compiled
 
-    compiled = CompiledProgram(graph_module.forward, target=target)
+    if mode not in KNOWN_MODES:
+        raise PurityError("compile", f"unknown torch.compile mode {mode!r} (known: {', '.join(m for m in KNOWN_MODES if m)})")
+    options = dict(options or {})
+    unknown = sorted(set(options) - set(OPTIONS))
+    if unknown:
+        known = "; ".join(f"{key}: {meaning}" for key, meaning in OPTIONS.items())
+        raise PurityError("compile", f"unknown option(s) {', '.join(unknown)} for backend 'purity' (known: {known})")
+    compiled = CompiledProgram(graph_module.forward, target=options.get("target", target), dump_dir=options.get("dump_dir"))
 
     def run(*args):
         return compiled(*args)
