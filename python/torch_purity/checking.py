@@ -82,6 +82,19 @@ def _close_to_scale(got: torch.Tensor, want: torch.Tensor, difference: float, at
     return difference <= atol + rtol * want.double().abs().max().item()
 
 
+def _shared_outputs(outputs: list[object]) -> set[tuple[int, int]]:
+    """Pairs of tensor outputs that share storage (a write to one shows in the other)."""
+    storages = [
+        o.untyped_storage().data_ptr() if isinstance(o, torch.Tensor) and o.numel() else None for o in outputs
+    ]
+    return {
+        (i, j)
+        for i in range(len(storages))
+        for j in range(i + 1, len(storages))
+        if storages[i] is not None and storages[i] == storages[j]
+    }
+
+
 def _aliasing(outputs: list[object], inputs: list[object]) -> list[tuple]:
     """Per tensor output: the input it views (by storage), with its layout."""
     pointers = {
@@ -128,6 +141,11 @@ def compare(
                 )
             else:
                 _close(g.detach(), w.detach(), f"input {index} after the call", report, atol, rtol)
+    shared_got, shared_want = _shared_outputs(got), _shared_outputs(want)
+    if shared_got != shared_want:
+        report.problems.append(
+            f"outputs sharing storage: {sorted(shared_got)} where eager has {sorted(shared_want)} (pairs of output indices)"
+        )
     got_aliasing = _aliasing(got, pytree.tree_leaves(compiled_inputs))
     want_aliasing = _aliasing(want, pytree.tree_leaves(eager_inputs))
     for index, (g, w) in enumerate(zip(got_aliasing, want_aliasing)):

@@ -823,4 +823,24 @@ def write_through_unfold_windows_with_gaps(x):
     return x.unfold(0, 3, 3).sum(1)
 
 
+# --- outputs that view each other share storage, as in eager -----------------
+
+
+@program((3, 2))
+def outputs_viewing_one_clone(x):
+    out = x.clone()
+    return out[0], out[1:]
+
+
+@program((4, 2))
+def split_outputs_of_an_intermediate(x):
+    return (x * 2).split(2)
+
+
+@program((3, 2))
+def intermediate_and_its_transpose(x):
+    y = x + 1
+    return y, y.t()
+
+
 E2E_NAMES = [name for name, _, _ in PROGRAMS]

@@ -60,6 +60,8 @@ def convention_from_value_boundary_ir(text: str) -> CallingConvention:
         )
     convention = CallingConvention([], {}, [], {}, [dtype_of_type_text(t) for t in result_types], mutations=mutations)
     result_attrs += [{}] * (len(result_types) - len(result_attrs))
+    group_bases: dict[int, int] = {}  # alias group -> result index of the intermediate its outputs view
+    group_members: list[tuple[int, int, ViewGeometry]] = []
     for index, attrs in enumerate(result_attrs):
         if "purity.written_input" in attrs:
             convention.written_inputs.append((index, attrs["purity.written_input"]))
@@ -67,13 +69,21 @@ def convention_from_value_boundary_ir(text: str) -> CallingConvention:
         if INDEX_CHECKS in attrs:
             convention.index_checks = (index, tuple(attrs[INDEX_CHECKS]))
             continue
+        if "purity.alias_base" in attrs:
+            group_bases[attrs["purity.alias_base"]] = index
+            continue
         output = len(convention.output_results)
         convention.output_results.append(index)
-        if "purity.aliases_input" in attrs and "purity.view_sizes" in attrs:
-            convention.output_views[output] = (
-                attrs["purity.aliases_input"],
-                ViewGeometry(attrs["purity.view_sizes"], attrs["purity.view_strides"], attrs["purity.view_storage_offset"]),
-            )
+        if "purity.view_sizes" not in attrs:
+            continue
+        view = ViewGeometry(attrs["purity.view_sizes"], attrs["purity.view_strides"], attrs["purity.view_storage_offset"])
+        if "purity.aliases_input" in attrs:
+            convention.output_views[output] = (attrs["purity.aliases_input"], view)
+        elif "purity.alias_group" in attrs:
+            group_members.append((output, attrs["purity.alias_group"], view))
+    for output, group, view in group_members:
+        if group in group_bases:
+            convention.output_bases[output] = (group_bases[group], view)
     for index, attrs in enumerate(arg_attrs):
         if "iree.abi.output" in attrs:
             convention.tied_inputs.add(index)

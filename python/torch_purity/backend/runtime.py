@@ -83,6 +83,9 @@ class CallingConvention:
     # (result index, "aten op|file:line|number of flags" per check) of the
     # index checks' flags (purity-check-indices), or None without checks.
     index_checks: tuple[int, tuple[str, ...]] | None = None
+    # Program output -> (result index of an intermediate, view of it): outputs
+    # that view one intermediate are handed out as views of that result.
+    output_bases: dict[int, tuple[int, ViewGeometry]] = field(default_factory=dict)
 
     def arguments(self, tensors: list[torch.Tensor]) -> list[torch.Tensor]:
         """The compiled function's arguments: the inputs, then each synthetic
@@ -106,6 +109,7 @@ class CallingConvention:
             "unwritten_inputs": sorted(self.unwritten_inputs),
             "result_storage": [[result, list(shape)] for result, shape in self.result_storage],
             "index_checks": None if self.index_checks is None else [self.index_checks[0], list(self.index_checks[1])],
+            "output_bases": [[output, base, geometry(view)] for output, (base, view) in self.output_bases.items()],
         }
 
     @classmethod
@@ -126,6 +130,7 @@ class CallingConvention:
             unwritten_inputs=set(data["unwritten_inputs"]),
             result_storage=[(result, tuple(shape)) for result, shape in data["result_storage"]],
             index_checks=None if data.get("index_checks") is None else (data["index_checks"][0], tuple(data["index_checks"][1])),
+            output_bases={output: (base, geometry(view)) for output, base, view in data.get("output_bases", [])},
         )
 
 
@@ -289,6 +294,10 @@ class Executable:
             if output in convention.output_views:
                 input_index, view = convention.output_views[output]
                 outputs.append(tensors[input_index].as_strided(view.sizes, view.strides, view.offset))
+                continue
+            if output in convention.output_bases:
+                base_result, view = convention.output_bases[output]
+                outputs.append(results[base_result].as_strided(view.sizes, view.strides, view.offset))
                 continue
             result = results[result_index]
             if result_index in self._exported_results or result.dtype != convention.result_dtypes[result_index]:

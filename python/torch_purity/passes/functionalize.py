@@ -451,7 +451,19 @@ class _FunctionRewriter:
         )
         self.function.attributes["function_type"] = TypeAttr.get(new_type)
         self.record_metadata_mutations()
-        self.record_output_aliases()
+        bases = self.record_output_aliases()
+        if bases:
+            # Outputs viewing one intermediate: that intermediate is returned
+            # too, and the runtime hands out views of it, as eager does.
+            results = list(return_op.operands) + [value for value, _ in bases]
+            with InsertionPoint(return_op), return_op.location:
+                Operation.create("func.return", operands=results)
+            return_op.erase()
+            self.function.attributes["function_type"] = TypeAttr.get(
+                FunctionType.get([a.type for a in self.block.arguments], [v.type for v in results], context=context)
+            )
+            for offset, (_, root_id) in enumerate(bases):
+                set_result_attrs(self.function, len(results) - len(bases) + offset, {"purity.alias_base": i64_attr(root_id)})
         if self.mutations is not None:
             self.function.attributes["purity.mutations"] = ArrayAttr.get([StringAttr.get(m) for m in self.mutations])
 
@@ -475,7 +487,11 @@ class _FunctionRewriter:
                 "purity.new_storage_offset": i64_attr(offset),
             })
 
-    def record_output_aliases(self) -> None:
+    def record_output_aliases(self) -> list[tuple[Value, int]]:
+        """Result attributes of outputs that view an argument or share an
+        intermediate; returns (value, group) of each shared intermediate
+        whose members' geometry is known."""
+        bases: list[tuple[Value, int]] = []
         groups: dict[int, list[int]] = {}
         for index, tensor in enumerate(self.returned):
             if tensor is None:
@@ -498,8 +514,18 @@ class _FunctionRewriter:
                 elif len(outputs) > 1:
                     attrs["purity.alias_group"] = i64_attr(root_id)
                     attrs["purity.view_chain"] = StringAttr.get(_describe_chain(tensor.chain))
+                    geometry = _geometry(self.function, root, tensor.chain)
+                    if geometry is not None:
+                        sizes, strides, offset = geometry
+                        attrs["purity.view_sizes"] = DenseI64ArrayAttr.get(sizes)
+                        attrs["purity.view_strides"] = DenseI64ArrayAttr.get(strides)
+                        attrs["purity.view_storage_offset"] = i64_attr(offset)
                 if attrs:
                     set_result_attrs(self.function, output, attrs)
+            if root.argument_index is None and len(outputs) > 1:
+                if all(_geometry(self.function, root, self.returned[o].chain) is not None for o in outputs):
+                    bases.append((root.current, root_id))
+        return bases
 
 
 def _with_element_type(tensor_type: Type, element: str) -> Type:
