@@ -501,27 +501,20 @@ class _FunctionRewriter:
             root = self.roots[root_id]
             for output in outputs:
                 tensor = self.returned[output]
-                attrs: dict[str, object] = {}
                 if root.argument_index is not None:
-                    attrs["purity.aliases_input"] = i64_attr(root.argument_index)
-                    geometry = _geometry(self.function, root, tensor.chain)
-                    if geometry is not None:
-                        sizes, strides, offset = geometry
-                        attrs["purity.view_sizes"] = DenseI64ArrayAttr.get(sizes)
-                        attrs["purity.view_strides"] = DenseI64ArrayAttr.get(strides)
-                        attrs["purity.view_storage_offset"] = i64_attr(offset)
-                    attrs["purity.view_chain"] = StringAttr.get(_describe_chain(tensor.chain))
+                    attrs: dict[str, object] = {"purity.aliases_input": i64_attr(root.argument_index)}
                 elif len(outputs) > 1:
-                    attrs["purity.alias_group"] = i64_attr(root_id)
-                    attrs["purity.view_chain"] = StringAttr.get(_describe_chain(tensor.chain))
-                    geometry = _geometry(self.function, root, tensor.chain)
-                    if geometry is not None:
-                        sizes, strides, offset = geometry
-                        attrs["purity.view_sizes"] = DenseI64ArrayAttr.get(sizes)
-                        attrs["purity.view_strides"] = DenseI64ArrayAttr.get(strides)
-                        attrs["purity.view_storage_offset"] = i64_attr(offset)
-                if attrs:
-                    set_result_attrs(self.function, output, attrs)
+                    attrs = {"purity.alias_group": i64_attr(root_id)}
+                else:
+                    continue
+                attrs["purity.view_chain"] = StringAttr.get(_describe_chain(tensor.chain))
+                geometry = _geometry(self.function, root, tensor.chain)
+                if geometry is not None:
+                    sizes, strides, offset = geometry
+                    attrs["purity.view_sizes"] = DenseI64ArrayAttr.get(sizes)
+                    attrs["purity.view_strides"] = DenseI64ArrayAttr.get(strides)
+                    attrs["purity.view_storage_offset"] = i64_attr(offset)
+                set_result_attrs(self.function, output, attrs)
             if root.argument_index is None and len(outputs) > 1:
                 if all(_geometry(self.function, root, self.returned[o].chain) is not None for o in outputs):
                     bases.append((root.current, root_id))
