@@ -41,6 +41,15 @@ def source_location(location: Location) -> str | None:
     return f"{match.group(1)}:{match.group(2)}" if match else None
 
 
+def aten_op_of_location(location: Location) -> str | None:
+    """The ATen op a location names (`loc("aten.add_.Tensor"(...))`, the
+    importer's NameLoc for the user's line), or None."""
+    text = str(location)
+    if text.startswith('loc("aten.') or text.startswith('loc("prims.'):
+        return text.split('"')[1]
+    return None
+
+
 def non_value_kind(value) -> str | None:
     """"tensor" for `!torch.tensor`, "list" for `!torch.list<tensor>`, else None."""
     return _kind_of_type_text(str(value.type))

@@ -12,7 +12,7 @@ from pathlib import Path
 from torch_mlir import ir
 
 from ..errors import PurityError
-from ..ir_queries import source_location
+from ..ir_queries import aten_op_of_location, source_location
 from ..passes.function_attrs import arg_attr, function_type
 from ..passes.mark_unwritten_arguments import UNWRITTEN
 from ..passes.store_results_in_arguments import RESULT_STORAGE
@@ -94,10 +94,4 @@ def lower_to_linalg(module: ir.Module, dump_dir: str | None = None, on_stage=Non
 
 
 def _op_name_of(diagnostic) -> str | None:
-    if diagnostic is None:
-        return None
-    text = str(diagnostic.location)
-    # NameLoc("aten.add_.Tensor"(...)) carries the ATen op of the user's line.
-    if text.startswith('loc("aten.') or text.startswith('loc("prims.'):
-        return text.split('"')[1]
-    return None
+    return aten_op_of_location(diagnostic.location) if diagnostic is not None else None

@@ -88,13 +88,16 @@ def _lower_here(mutable_ir: str, dump_dir: str | None, on_stage=None) -> Lowered
     return lower_to_linalg(module, dump_dir, on_stage=on_stage)
 
 
+def signal_name(code: int) -> str:
+    """The signal that ended a child process, from its negative exit status."""
+    try:
+        return signal.Signals(-code).name
+    except ValueError:
+        return str(-code)
+
+
 def _describe_exit(code: int) -> str:
-    if code < 0:
-        try:
-            return f"signal {signal.Signals(-code).name}"
-        except ValueError:
-            return f"signal {-code}"
-    return f"exit status {code}"
+    return f"signal {signal_name(code)}" if code < 0 else f"exit status {code}"
 
 
 def _send(stream: BinaryIO, message: object) -> None:

@@ -131,18 +131,8 @@ def _trace(
 
 # Ops the Torch dialect registers as functional although they write an input
 # (their ATen schema has no `(a!)`): decomposed so that the write is explicit.
-_FORCED_DECOMPOSITIONS = frozenset({torch.ops.aten.native_batch_norm.default}) | frozenset(
-    # Workarounds for torch-mlir's lowerings that lose NaN (see _PURITY_OVERLOAD_DECOMPOSITIONS).
-    op.default if hasattr(op, "default") else op
-    for op in (
-        torch.ops.aten.eq.Tensor,
-        torch.ops.aten.maximum, torch.ops.aten.minimum,
-        torch.ops.aten.clamp, torch.ops.aten.clamp.Tensor, torch.ops.aten.clamp_min, torch.ops.aten.clamp_max,
-        torch.ops.aten.clamp_min.Tensor, torch.ops.aten.clamp_max.Tensor, torch.ops.aten.hardtanh,
-        torch.ops.aten.clamp_, torch.ops.aten.clamp_.Tensor, torch.ops.aten.clamp_min_, torch.ops.aten.clamp_max_,
-        torch.ops.aten.hardtanh_,
-    )
-)
+# (Ops whose torch-mlir lowering loses NaN join them below: _NAN_KEEPING.)
+_FORCED_DECOMPOSITIONS = frozenset({torch.ops.aten.native_batch_norm.default})
 
 
 def is_metadata_mutation(target: torch._ops.OpOverload) -> bool:
@@ -259,7 +249,7 @@ def _in_place(functional: Callable) -> Callable:
 
 
 _aten = torch.ops.aten
-_NAN_PROPAGATING = {
+_NAN_PROPAGATING: dict[torch._ops.OpOverload, Callable] = {
     _aten.maximum.default: _nan_maximum,
     _aten.minimum.default: _nan_minimum,
     _aten.clamp.default: _nan_clamp,
@@ -277,9 +267,10 @@ _NAN_PROPAGATING |= {
     _aten.clamp_max_.default: _in_place(_NAN_PROPAGATING[_aten.clamp_max.default]),
     _aten.hardtanh_.default: _in_place(_NAN_PROPAGATING[_aten.hardtanh.default]),
 }
-_PURITY_OVERLOAD_DECOMPOSITIONS = _NAN_PROPAGATING | {
-    _aten.eq.Tensor: _equal_without_self_fold,
-} | {
+# Registered ops decomposed anyway: torch-mlir's lowering of each loses NaN.
+_NAN_KEEPING = _NAN_PROPAGATING | {_aten.eq.Tensor: _equal_without_self_fold}
+_FORCED_DECOMPOSITIONS = _FORCED_DECOMPOSITIONS | frozenset(_NAN_KEEPING)
+_PURITY_OVERLOAD_DECOMPOSITIONS = _NAN_KEEPING | {
     op: _rejecting_negative_indices(decomposition_table[op])
     for op in (_aten.index_copy.default, _aten.index_copy_.default, _aten.index_add.default, _aten.index_add_.default)
 } | {
@@ -449,8 +440,7 @@ class _MutableGraphNodeImporter(tm_fx.GraphNodeImporter):
                 op=op_display_name(node),
                 source=source_of(node),
             )
-        overrides = {"dtype": out_node.meta["val"].dtype} if "dtype" not in node.kwargs else {}
-        operands = self._import_operands(loc, node, schema, overrides=overrides)
+        operands = self._import_operands(loc, node, schema, overrides={"dtype": out_node.meta["val"].dtype})
         with loc:
             computed = Operation.create(
                 mlir_op_name(functional),
@@ -475,12 +465,12 @@ class _MutableGraphNodeImporter(tm_fx.GraphNodeImporter):
         overrides = overrides or {}
         operands = []
         for index, parameter in enumerate(schema.arguments):
-            if index >= len(arguments) and parameter.name not in node.kwargs and parameter.name in overrides:
-                operands.append(self._import_argument(loc, overrides[parameter.name], parameter.type))
-            elif index < len(arguments):
+            if index < len(arguments):
                 operands.append(self._import_argument(loc, arguments[index], parameter.type))
             elif parameter.name in node.kwargs:
                 operands.append(self._import_argument(loc, node.kwargs[parameter.name], parameter.type))
+            elif parameter.name in overrides:
+                operands.append(self._import_argument(loc, overrides[parameter.name], parameter.type))
             else:
                 operands.append(self._import_default_value(loc, parameter.default_value, parameter.type))
         return operands

@@ -59,13 +59,6 @@ class ModulePass:
         if failed:
             raise PassFailed()
 
-    def _verify(self, operation: Operation) -> None:
-        """PURITY_VERIFY_EACH_PASS=1: the module must verify right after this
-        pass, and an error names the pass that left it invalid (a debug mode
-        for pass authors; the pass manager's verifier reports the broken op
-        without naming the pass)."""
-        _verify_module(self.name, operation)
-
     @classmethod
     def summary(cls) -> str:
         return (cls.__doc__ or "").strip().splitlines()[0]
@@ -90,7 +83,7 @@ class ModulePass:
             try:
                 self.apply(operation)
                 if verify_each:
-                    self._verify(operation)
+                    _verify_module(self.name, operation)
             except PassFailed:
                 external_pass.signal_pass_failure()
 
@@ -98,6 +91,9 @@ class ModulePass:
 
 
 def _verify_module(name: str, operation: Operation) -> None:
+    """PURITY_VERIFY_EACH_PASS=1: the module must verify right after pass
+    `name`, and an error names that pass (a debug mode for pass authors; the
+    pass manager's verifier reports the broken op without naming the pass)."""
     try:
         operation.verify()
     except MLIRError as error:

@@ -50,22 +50,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from torch_mlir.ir import (
-    ArrayAttr,
-    DenseElementsAttr,
-    FunctionType,
-    InsertionPoint,
-    Operation,
-    StringAttr,
-    Type,
-    TypeAttr,
-    UnitAttr,
-    Value,
-)
+from torch_mlir.ir import ArrayAttr, DenseElementsAttr, InsertionPoint, Operation, StringAttr, Type, UnitAttr, Value
 
-from ..ir_queries import source_location, walk
+from ..ir_queries import aten_op_of_location, source_location, value_type, walk
 from .base import LocatedPassError, ModulePass
-from .function_attrs import function_ops, function_type, set_result_attrs
+from .function_attrs import function_ops, set_result_attrs, set_results
 from .torch_builders import NotConstant, constant_of, int_constant, int_list_constant, static_sizes
 
 INDEX_CHECKS = "purity.index_checks"
@@ -129,6 +118,7 @@ def _check_function(function: Operation) -> None:
             raise _CannotCheck(nested.location, f"'{nested.name}' inside a region (control flow) cannot be bounds-checked")
     flags: list[Value] = []
     descriptions: list[str] = []
+    total = 0
     for op in operations:
         rule = _RULES.get(op.name)
         if rule is None:
@@ -137,11 +127,12 @@ def _check_function(function: Operation) -> None:
             count = static_sizes(valid.type)[0]
             if count:
                 flags.append(valid)
-                descriptions.append(f"{_aten_op_of(op)}|{source_location(op.location) or ''}|{count}")
+                aten_op = aten_op_of_location(op.location) or op.name.removeprefix("torch.")
+                descriptions.append(f"{aten_op}|{source_location(op.location) or ''}|{count}")
+                total += count
     if not flags:
         return
     return_op = operations[-1]
-    total = sum(static_sizes(f.type)[0] for f in flags)
     with InsertionPoint(return_op), return_op.location:
         flag_vector = flags[0] if len(flags) == 1 else _build(
             "torch.aten.cat", [_list_of(flags, "!torch.list<vtensor>"), int_constant(0)], f"!torch.vtensor<[{total}],i1>"
@@ -153,11 +144,7 @@ def _check_function(function: Operation) -> None:
             overwrite.move_before(return_op)
             overwrite.operands[0] = guarded
     results = list(return_op.operands) + [flag_vector]
-    with InsertionPoint(return_op), return_op.location:
-        Operation.create("func.return", operands=results)
-    return_op.erase()
-    old = function_type(function)
-    function.attributes["function_type"] = TypeAttr.get(FunctionType.get(old.inputs, [v.type for v in results], context=function.context))
+    set_results(function, return_op, results)
     set_result_attrs(
         function, len(results) - 1, {INDEX_CHECKS: ArrayAttr.get([StringAttr.get(d) for d in descriptions])}
     )
@@ -232,9 +219,8 @@ def _with_shape(tensor_type: str, dims: str) -> str:
 
 def _check_index_list(op: Operation, rule: _IndexRule, sizes: list[int]) -> list[Value]:
     """Advanced indexing: list element d indexes dimension d (None skips it)."""
-    construct = op.operands[rule.index].owner
-    if not isinstance(construct, Operation) and hasattr(construct, "operation"):
-        construct = construct.operation
+    owner = op.operands[rule.index].owner
+    construct = getattr(owner, "operation", owner)  # an OpView, an Operation or a Block
     if getattr(construct, "name", None) != "torch.prim.ListConstruct":
         raise _CannotCheck(op.location, f"'{op.name}' with indices not built by a list construct cannot be bounds-checked")
     elements = list(construct.operands)
@@ -327,8 +313,7 @@ def _original_value(function: Operation, argument: Value) -> Value:
             return use.owner.results[0]
     block = function.regions[0].blocks[0]
     with InsertionPoint.at_block_begin(block), function.location:
-        text = str(argument.type).replace("!torch.tensor", "!torch.vtensor", 1)
-        return _build("torch.copy.to_vtensor", [argument], text)
+        return _build("torch.copy.to_vtensor", [argument], str(value_type(argument.type)))
 
 
 def _build(name: str, operands: list[Value], result_type: str) -> Value:
@@ -345,10 +330,3 @@ def _with_element(tensor_type: str, element: str) -> str:
     head, _, _ = tensor_type.rpartition(",")
     return f"{head},{element}>"
 
-
-def _aten_op_of(op: Operation) -> str:
-    """The user's ATen op (the NameLoc the importer gave), else the dialect op."""
-    text = str(op.location)
-    if text.startswith('loc("aten.') or text.startswith('loc("prims.'):
-        return text.split('"')[1]
-    return op.name.removeprefix("torch.")

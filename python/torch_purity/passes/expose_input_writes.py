@@ -32,13 +32,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from torch_mlir.ir import FunctionType, IndexType, InsertionPoint, IntegerAttr, Operation, OpResult, TypeAttr
+from torch_mlir.ir import IndexType, IntegerAttr, Operation, OpResult
 
 from ..ir_queries import is_non_value, value_type
 from ..ops import POINTWISE_OPS
 from .base import LocatedPassError, ModulePass
 from .check_indices import GUARD_READ
-from .function_attrs import function_ops, i64_attr, set_arg_attrs, set_result_attrs
+from .function_attrs import function_ops, i64_attr, set_arg_attrs, set_result_attrs, set_results
 from .torch_builders import static_sizes
 
 
@@ -89,10 +89,7 @@ def _expose(function: Operation) -> None:
     first_new_result = len(return_op.operands)
     written = sorted(final_values)
     results = list(return_op.operands) + [final_values[index] for index in written]
-    _replace_return(return_op, results)
-    function.attributes["function_type"] = TypeAttr.get(
-        FunctionType.get([a.type for a in block.arguments], [v.type for v in results], context=function.context)
-    )
+    set_results(function, return_op, results)
     for offset, argument_index in enumerate(written):
         result_index = first_new_result + offset
         set_result_attrs(function, result_index, {"purity.written_input": i64_attr(argument_index)})
@@ -163,8 +160,3 @@ def _producers(value) -> set[object]:
         pending.extend(op.operands)
     return keys
 
-
-def _replace_return(return_op: Operation, results: list) -> None:
-    with InsertionPoint(return_op), return_op.location:
-        Operation.create("func.return", operands=results)
-    return_op.erase()

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from torch_mlir.ir import ArrayAttr, DictAttr, FunctionType, IntegerAttr, IntegerType, Operation, TypeAttr
+from torch_mlir.ir import ArrayAttr, DictAttr, FunctionType, InsertionPoint, IntegerAttr, IntegerType, Operation, TypeAttr
 
 
 def function_ops(module: Operation) -> list[Operation]:
@@ -56,3 +56,15 @@ def result_attr(function: Operation, index: int, name: str):
         return None
     entries = dict_entries(ArrayAttr(function.attributes["res_attrs"])[index])
     return entries.get(name)
+
+
+def set_results(function: Operation, return_op: Operation, results: list) -> None:
+    """Replaces `return_op` (erased) by a return of `results`, and the
+    function's type by the block's argument types and those results."""
+    with InsertionPoint(return_op), return_op.location:
+        Operation.create("func.return", operands=results)
+    return_op.erase()
+    arguments = function.regions[0].blocks[0].arguments
+    function.attributes["function_type"] = TypeAttr.get(
+        FunctionType.get([a.type for a in arguments], [v.type for v in results], context=function.context)
+    )

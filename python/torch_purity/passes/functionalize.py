@@ -56,7 +56,7 @@ from torch_mlir.ir import (
 from .. import ops as op_catalog
 from ..ir_queries import TypeQueries, aten_name, is_non_value, source_location
 from .base import LocatedPassError, ModulePass
-from .function_attrs import arg_attr, function_ops, i64_attr, set_arg_attrs, set_result_attrs
+from .function_attrs import arg_attr, function_ops, i64_attr, set_arg_attrs, set_result_attrs, set_results
 from .torch_builders import NotConstant, constant_of, int_constant, int_list_constant, int_type, static_sizes
 
 
@@ -456,12 +456,7 @@ class _FunctionRewriter:
             # Outputs viewing one intermediate: that intermediate is returned
             # too, and the runtime hands out views of it, as eager does.
             results = list(return_op.operands) + [value for value, _ in bases]
-            with InsertionPoint(return_op), return_op.location:
-                Operation.create("func.return", operands=results)
-            return_op.erase()
-            self.function.attributes["function_type"] = TypeAttr.get(
-                FunctionType.get([a.type for a in self.block.arguments], [v.type for v in results], context=context)
-            )
+            set_results(self.function, return_op, results)
             for offset, (_, root_id) in enumerate(bases):
                 set_result_attrs(self.function, len(results) - len(bases) + offset, {"purity.alias_base": i64_attr(root_id)})
         if self.mutations is not None:
@@ -499,6 +494,7 @@ class _FunctionRewriter:
             groups.setdefault(tensor.root.id, []).append(index)
         for root_id, outputs in groups.items():
             root = self.roots[root_id]
+            all_located = True  # every output's geometry in the root is known
             for output in outputs:
                 tensor = self.returned[output]
                 if root.argument_index is not None:
@@ -515,9 +511,9 @@ class _FunctionRewriter:
                     attrs["purity.view_strides"] = DenseI64ArrayAttr.get(strides)
                     attrs["purity.view_storage_offset"] = i64_attr(offset)
                 set_result_attrs(self.function, output, attrs)
-            if root.argument_index is None and len(outputs) > 1:
-                if all(_geometry(self.function, root, self.returned[o].chain) is not None for o in outputs):
-                    bases.append((root.current, root_id))
+                all_located = all_located and geometry is not None
+            if root.argument_index is None and len(outputs) > 1 and all_located:
+                bases.append((root.current, root_id))
         return bases
 
 

@@ -31,7 +31,6 @@ import argparse
 import copy
 import json
 import os
-import signal
 import subprocess
 import tempfile
 import runpy
@@ -44,6 +43,7 @@ from pathlib import Path
 import torch
 
 from ..backend import compile as purity_compile
+from ..backend.lowering_worker import signal_name
 from ..checking import clone_preserving_aliasing, compare
 from ..errors import PurityError
 from ..pipeline import STAGES
@@ -100,7 +100,7 @@ def command_run(args: argparse.Namespace) -> int:
     if os.environ.get(_CHILD) != "1":
         code = _in_child(sys.argv[1:] if args.argv is None else args.argv)
         if code < 0:
-            print(f"purity: error: CRASH: running {args.file} ended the process with {_signal_name(code)} "
+            print(f"purity: error: CRASH: running {args.file} ended the process with {signal_name(code)} "
                   "(a bug of Purity, torch-mlir or IREE; please report it with the file)", file=sys.stderr)
             return 1
         return code
@@ -168,13 +168,6 @@ def _in_child(argv: list[str], extra_env: dict[str, str] | None = None) -> int:
     return subprocess.run([sys.executable, "-m", "torch_purity.tools.purity", *argv], env=env).returncode
 
 
-def _signal_name(code: int) -> str:
-    try:
-        return signal.Signals(-code).name
-    except ValueError:
-        return f"signal {-code}"
-
-
 def command_fuzz(args: argparse.Namespace) -> int:
     """Runs the fuzzing in a child; when a program crashes it (a signal), that
     program is saved as a CRASH regression and the run goes on, in a new
@@ -196,7 +189,7 @@ def command_fuzz(args: argparse.Namespace) -> int:
             status = max(status, code)
             break
         crashes += 1
-        reason = f"CRASH: the process died with {_signal_name(code)} running this program (seed {seed})"
+        reason = f"CRASH: the process died with {signal_name(code)} running this program (seed {seed})"
         print(f"CRASHED: {reason}", flush=True)
         if not args.no_save and CURRENT_PROGRAM_FILE.exists():
             directory = Path(args.save_to) if args.save_to else REGRESSION_DIRECTORY
