@@ -148,7 +148,7 @@ def build_torch_mlir_iree(program, inputs):
     import iree.runtime as iree_runtime
     from torch_mlir.fx import export_and_import
 
-    from torch_purity.backend.iree_runtime import TARGET_FLAGS
+    from torch_purity.iree.targets import get_target
 
     leaves, structure = pytree.tree_flatten(list(inputs))
     constants = {i: v for i, v in enumerate(leaves) if not isinstance(v, torch.Tensor)}
@@ -159,7 +159,7 @@ def build_torch_mlir_iree(program, inputs):
         module, *example, output_type="torch", func_name="main", experimental_support_mutation=True
     )
     text = str(mlir_module)
-    flags = [f for f in TARGET_FLAGS["cpu"]]
+    flags = get_target("cpu").compile_flags
     vmfb = iree_compiler.compile_str(text, input_type="torch", extra_args=flags)
     config = iree_runtime.Config("local-task")
     context = iree_runtime.SystemContext(config=config)

@@ -24,7 +24,7 @@ from torch_mlir.passmanager import PassManager
 
 from torch_purity import import_fx
 from torch_purity.importer import new_context
-from torch_purity.passes import get_pass
+from torch_purity.registry import get_pass
 
 OPS_PER_BLOCK = 12
 

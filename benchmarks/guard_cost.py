@@ -14,7 +14,7 @@ import time
 import torch
 
 import torch_purity
-from torch_purity.backend.runtime import input_signature
+from torch_purity.iree.runtime import input_signature
 
 
 def write_row(cache, row, other):

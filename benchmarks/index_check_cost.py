@@ -24,7 +24,7 @@ import torch.nn.functional as F
 os.environ["PURITY_LOWER_IN_PROCESS"] = "1"
 
 import torch_purity  # noqa: E402
-from torch_purity.backend import lowering  # noqa: E402
+from torch_purity.driver import lowering  # noqa: E402
 from torch_purity.pipeline import STAGES, Stage  # noqa: E402
 
 
@@ -66,7 +66,7 @@ WORKLOADS = [
 def compile_without_checks(function, inputs):
     checked_stages = lowering.STAGES
     lowering.STAGES = tuple(
-        Stage(s.name, tuple(p for p in s.passes if p != "purity-check-indices"), s.summary) for s in STAGES
+        Stage(s.name, tuple(p for p in s.work if p != "purity-check-indices")) for s in STAGES
     )
     try:
         compiled = torch_purity.compile(function)

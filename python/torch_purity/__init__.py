@@ -4,9 +4,9 @@
 imported on first use; `load` (saved programs) needs IREE's runtime only.
 """
 
-from .backend.dynamo import register as _register_dynamo_backend
-from .backend.saved import SavedProgram, load
+from .dynamo_backend import register as _register_dynamo_backend
 from .errors import PurityError, PurityIndexError
+from .iree.saved import SavedProgram, load
 
 _register_dynamo_backend()
 
@@ -15,7 +15,7 @@ __all__ = ["CompiledProgram", "PurityError", "PurityIndexError", "SavedProgram",
 
 def __getattr__(name: str):
     if name in ("CompiledProgram", "compile"):
-        from .backend import compiled
+        from .driver import compiled
 
         return getattr(compiled, name)
     if name == "import_fx":

@@ -40,7 +40,7 @@ import torch
 from hypothesis import HealthCheck, given, seed, settings
 from hypothesis import strategies as st
 
-from .backend import compile as purity_compile
+from .driver.compiled import compile as purity_compile
 from .checking import clone_preserving_aliasing, compare
 from .errors import PurityCompilerCrash, PurityError, PurityIndexError
 

@@ -76,12 +76,6 @@ POINTWISE_OPS = frozenset(
     )
 )
 
-# c10::ScalarType codes of Torch-dialect element types, as torch.aten.to.dtype takes them.
-TORCH_SCALAR_TYPE_CODES = {
-    "ui8": 0, "si8": 1, "si16": 2, "si32": 3, "si64": 4, "f16": 5, "f32": 6, "f64": 7, "i1": 11, "bf16": 15,
-}
-
-
 def is_in_place(name: str) -> bool:
     """`torch.aten.add_.Tensor`, `torch.aten.zero_`: a data write into operand 0."""
     parts = name.split(".")

@@ -1,8 +1,9 @@
 """Named pipelines, stage by stage, and building PassManagers from pass names.
 
 Stages (docs/architecture.md): mutable Torch IR -> functional Torch IR ->
-value-boundary Torch IR -> torch backend contract -> linalg-on-tensors. Each
-stage is a list of pass specs (`name` or `name{options}`): Purity's passes by
+value-boundary Torch IR -> torch backend contract -> linalg-on-tensors (what
+torch-mlir produced) -> IREE's ABI (what Purity changed for IREE). Each
+stage is a list of pass specs, ending with `purity-verify-contract` for it (`name` or `name{options}`): Purity's passes by
 their registry name, anything else by its registered MLIR name. The same
 lists back `purity-opt --purity-lower-to-linalg`, so every failure of the
 Python API can be reproduced with one purity-opt command.
@@ -16,14 +17,33 @@ from dataclasses import dataclass
 from torch_mlir import ir
 from torch_mlir.passmanager import PassManager
 
-from .passes import PASSES, PassOptionError, get_pass
+from .passes import PassOptionError
+from .registry import PASSES, get_pass
+
+
+# What torch-mlir's pipelines do, for stage summaries (Purity's passes
+# summarize themselves: the first line of their docstring).
+_UPSTREAM_SUMMARIES = {
+    "canonicalize": "canonicalize",
+    "torch-function-to-torch-backend-pipeline": "torch-mlir: to its backend contract",
+    "torch-backend-to-linalg-on-tensors-backend-pipeline": "torch-mlir: backend contract to linalg-on-tensors",
+}
 
 
 @dataclass(frozen=True)
 class Stage:
     name: str  # also the file name of its IR under --dump-ir
-    passes: tuple[str, ...]
-    summary: str
+    work: tuple[str, ...]  # pass specs, without the contract check that ends every stage
+
+    @property
+    def passes(self) -> tuple[str, ...]:
+        """The stage's passes, ending with the check of its output's contract."""
+        return (*self.work, f"purity-verify-contract{{stage={self.name}}}")
+
+    @property
+    def summary(self) -> str:
+        """One line per pass, from the passes' own summaries."""
+        return "; ".join(pass_summary(spec) for spec in self.work)
 
 
 STAGES: tuple[Stage, ...] = (
@@ -36,42 +56,40 @@ STAGES: tuple[Stage, ...] = (
             "purity-check-indices",
             "canonicalize",
         ),
-        "overlapping written inputs merged into synthetic bases; mutation and aliasing removed; "
-        "written arguments keep one edge overwrite; indices read from data clamped, checked and reported "
-        "in an extra result, writes into arguments guarded on the checks",
     ),
+    Stage("value-boundary-torch", ("purity-expose-input-writes", "purity-tie-written-inputs")),
+    Stage("torch-backend", ("torch-function-to-torch-backend-pipeline",)),
+    Stage("linalg", ("torch-backend-to-linalg-on-tensors-backend-pipeline",)),
     Stage(
-        "value-boundary-torch",
-        ("purity-expose-input-writes",),
-        "each written argument's final value is an extra result tied to it (iree.abi.output)",
-    ),
-    Stage("torch-backend", ("torch-function-to-torch-backend-pipeline",), "torch-mlir's backend contract"),
-    Stage(
-        "linalg",
+        "iree-abi",
         (
-            "torch-backend-to-linalg-on-tensors-backend-pipeline",
             "purity-isolate-results",
             "purity-copy-overlapping-slice-sources",
             "purity-dispatch-argument-writes",
             "purity-store-results-in-arguments",
             "purity-mark-unwritten-arguments",
         ),
-        "linalg-on-tensors; returned values that are also updated in place pass through a barrier for IREE; "
-        "a slice copied within one tensor is copied out first; slice writes into tied arguments read their destination; each untied result gets a storage argument, "
-        "and a dispatch writes every result into its argument; "
-        "arguments IREE cannot write into are marked purity.unwritten",
     ),
 )
+STAGE_NAMES = tuple(stage.name for stage in STAGES)
 
 PIPELINES: dict[str, tuple[str, ...]] = {
     "purity-lower-to-linalg": tuple(p for stage in STAGES for p in stage.passes),
     "purity-lower-to-functional": STAGES[0].passes,
 }
 PIPELINE_SUMMARIES = {
-    "purity-lower-to-linalg": "all stages: mutable Torch IR to linalg-on-tensors with written arguments tied to results",
-    "purity-lower-to-functional": "purity-synthesize-bases, purity-functionalize, purity-decompose-strided, "
-    "purity-check-indices, canonicalize",
+    "purity-lower-to-linalg": "every stage (" + ", ".join(STAGE_NAMES) + "): mutable Torch IR to "
+    "linalg-on-tensors for IREE, each stage's contract verified",
+    "purity-lower-to-functional": "the functional-torch stage: " + ", ".join(STAGES[0].work),
 }
+
+
+def pass_summary(spec: str) -> str:
+    name = spec.split("{")[0]
+    if name in PASSES:
+        return f"{name}: {get_pass(name).summary()}"
+    return _UPSTREAM_SUMMARIES.get(name, name)
+
 
 _RESTRICTED_ANCHOR = re.compile(r"restricted to '([^']+)'")
 _SPEC = re.compile(r"([A-Za-z0-9_.\-]+)(\{(.*)\})?$", re.DOTALL)

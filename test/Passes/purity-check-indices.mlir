@@ -4,7 +4,7 @@
 // whether clamping changed nothing is its valid flag, one per index element,
 // returned with the op, line and number of flags of the check.
 // CHECK-LABEL: func.func @index_select(
-// CHECK-SAME: -> (!torch.vtensor<[2,4],f32>, !torch.vtensor<[2],i1> {purity.index_checks = ["aten.index_select|{{.*}}|2"]})
+// CHECK-SAME: -> (!torch.vtensor<[2,4],f32>, !torch.vtensor<[2],i1> {purity.index_checks = [{count = 2 : i64, location = "{{[^"]*}}", op = "aten.index_select"}]})
 // CHECK: %[[HIGH:.*]] = torch.constant.int 7
 // CHECK: %[[SAFE:.*]] = torch.aten.clamp %arg1, %{{.*}}, %[[HIGH]]
 // CHECK: %[[SAME:.*]] = torch.aten.eq.Tensor %[[SAFE]], %arg1
@@ -91,7 +91,7 @@ func.func @guarded_writes(%cache: !torch.tensor<[6,4],f32>, %p: !torch.tensor<[4
 // Two checks: a 2-d index's flags are flattened, and the flags of all checks
 // are concatenated in program order.
 // CHECK-LABEL: func.func @two_checks(
-// CHECK-SAME: !torch.vtensor<[5],i1> {purity.index_checks = ["aten.gather|{{.*}}|4", "aten.index_select|{{.*}}|1"]}
+// CHECK-SAME: !torch.vtensor<[5],i1> {purity.index_checks = [{count = 4 : i64, location = "{{[^"]*}}", op = "aten.gather"}, {count = 1 : i64, location = "{{[^"]*}}", op = "aten.index_select"}]}
 // CHECK: %[[GATHERED:.*]] = torch.aten.eq.Tensor {{.*}} -> !torch.vtensor<[2,2],i1>
 // CHECK: %[[FLAT:.*]] = torch.aten.view %[[GATHERED]], {{.*}} -> !torch.vtensor<[4],i1>
 // CHECK: %[[SELECTED:.*]] = torch.aten.eq.Tensor {{.*}} -> !torch.vtensor<[1],i1>

@@ -218,7 +218,7 @@ func.func @metadata_then_data_mutation(%x: !torch.tensor<[2,3],f32>) -> !torch.n
 // An output that is a view of an argument is described so that a runtime can
 // return a real view: which argument, and the view's sizes/strides/offset.
 // CHECK-LABEL: func.func @output_aliases_input(
-// CHECK-SAME: -> (!torch.vtensor<[3],f32> {purity.aliases_input = 0 : i64, purity.view_chain = "aten.select.int(0, 1)", purity.view_sizes = array<i64: 3>, purity.view_storage_offset = 3 : i64, purity.view_strides = array<i64: 1>})
+// CHECK-SAME: -> (!torch.vtensor<[3],f32> {purity.aliases_input = 0 : i64, purity.view_sizes = array<i64: 3>, purity.view_storage_offset = 3 : i64, purity.view_strides = array<i64: 1>})
 // CHECK: %[[ROW:.*]] = torch.aten.select.int %[[X:.*]], %{{.*}}, %{{.*}} : !torch.vtensor<[2,3],f32>, !torch.int, !torch.int -> !torch.vtensor<[3],f32>
 // CHECK: return %[[ROW]]
 func.func @output_aliases_input(%x: !torch.tensor<[2,3],f32>) -> !torch.tensor<[3],f32> {
@@ -251,8 +251,8 @@ func.func @literal_and_overwrite(%y: !torch.vtensor<[2],f32>) -> (!torch.vtensor
 // chain and its geometry in the intermediate, which is returned last
 // (purity.alias_base): the runtime hands the outputs out as views of it.
 // CHECK-LABEL: func.func @outputs_alias_each_other(
-// CHECK-SAME: -> (!torch.vtensor<[6],f32> {purity.alias_group = [[G:[0-9]+]] : i64, purity.view_chain = "aten.view([6])", purity.view_sizes = array<i64: 6>, purity.view_storage_offset = 0 : i64, purity.view_strides = array<i64: 1>},
-// CHECK-SAME: !torch.vtensor<[3,2],f32> {purity.alias_group = [[G]] : i64, purity.view_chain = "aten.t()", purity.view_sizes = array<i64: 3, 2>, purity.view_storage_offset = 0 : i64, purity.view_strides = array<i64: 1, 3>},
+// CHECK-SAME: -> (!torch.vtensor<[6],f32> {purity.alias_group = [[G:[0-9]+]] : i64, purity.view_sizes = array<i64: 6>, purity.view_storage_offset = 0 : i64, purity.view_strides = array<i64: 1>},
+// CHECK-SAME: !torch.vtensor<[3,2],f32> {purity.alias_group = [[G]] : i64, purity.view_sizes = array<i64: 3, 2>, purity.view_storage_offset = 0 : i64, purity.view_strides = array<i64: 1, 3>},
 // CHECK-SAME: !torch.vtensor<[2,3],f32> {purity.alias_base = [[G]] : i64})
 // CHECK: %[[Y:.*]] = torch.aten.mul.Scalar
 // CHECK: return %{{.*}}, %{{.*}}, %[[Y]]
@@ -330,7 +330,7 @@ func.func @expand_as_a_view(%a: !torch.tensor<[1,2],f32>, %b: !torch.tensor<[2,2
 // With record-mutations, each write and metadata mutation is listed for reports.
 // RUN: purity-opt %s --purity-functionalize=record-mutations=true --split-input-file | filecheck %s --check-prefix=RECORD
 // RECORD-LABEL: func.func @recorded(
-// RECORD-SAME: purity.mutations = ["metadata|aten.t_|{{.*}}|argument 0|aten.t()", "write|aten.mul_.Scalar|{{.*}}|argument 0|aten.t() -> aten.select.int(0, 0)"]
+// RECORD-SAME: purity.mutations = [{chain = "aten.t()", kind = "metadata", location = "{{[^"]*}}", op = "aten.t_", target = "argument 0"}, {chain = "aten.t() -> aten.select.int(0, 0)", kind = "write", location = "{{[^"]*}}", op = "aten.mul_.Scalar", target = "argument 0"}]
 func.func @recorded(%x: !torch.tensor<[2,3],f32>) -> !torch.none {
   %int0 = torch.constant.int 0
   %int2 = torch.constant.int 2

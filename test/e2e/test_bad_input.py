@@ -116,7 +116,7 @@ def test_a_crash_in_a_compiler_stage_is_a_purity_error(monkeypatch, tmp_path):
     injected as SIGSEGV when the linalg stage starts) is a PurityError naming
     the stage and the reproducing command; the caller's process and tensors
     live on, and the next compilation works."""
-    from torch_purity.backend import lowering_worker
+    from torch_purity.driver import lowering_worker
 
     monkeypatch.setenv("PURITY_LOWERING_WORKER_CRASH_IN", "linalg")
     monkeypatch.setattr(lowering_worker, "_worker", None)  # a child that sees the variable
@@ -133,7 +133,7 @@ def test_a_crash_in_a_compiler_stage_is_a_purity_error(monkeypatch, tmp_path):
 
 
 def test_verify_each_pass_mode_compiles_like_the_default(monkeypatch):
-    from torch_purity.backend import lowering_worker
+    from torch_purity.driver import lowering_worker
 
     monkeypatch.setenv("PURITY_VERIFY_EACH_PASS", "1")
     monkeypatch.setenv("PURITY_LOWER_IN_PROCESS", "1")

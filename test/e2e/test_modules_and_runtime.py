@@ -17,7 +17,7 @@ import torch_purity
 # copies); benchmarks/gpu_check.py checks the programs on CUDA tensors.
 TARGET = os.environ.get("PURITY_E2E_TARGET", "cpu")
 from torch_purity import PurityError
-from torch_purity.backend.iree_runtime import compile_linalg
+from torch_purity.iree.module import compile_linalg
 from torch_purity.checking import clone_preserving_aliasing, compare
 
 

@@ -17,9 +17,9 @@ import torch
 from torch_mlir.passmanager import PassManager
 
 from torch_purity import import_fx
-from torch_purity.backend.iree_runtime import COMMON_FLAGS
+from torch_purity.iree.targets import COMMON_FLAGS
 from torch_purity.importer import new_context
-from torch_purity.passes import get_pass
+from torch_purity.registry import get_pass
 
 
 def functionalized_ir(program, *inputs) -> str:
@@ -46,7 +46,7 @@ def run_compiled(program, *inputs):
     # Arguments that stay !torch.tensor are the ones the program writes.
     written = [f"%arg{i}: !torch.tensor<" in signature for i in range(len(inputs))]
     vmfb = iree_compiler.compile_str(
-        text, target_backends=["llvm-cpu"], input_type="torch", extra_args=COMMON_FLAGS
+        text, target_backends=["llvm-cpu"], input_type="torch", extra_args=list(COMMON_FLAGS)
     )
     config = iree_runtime.Config("local-task")
     module = iree_runtime.load_vm_flatbuffer(vmfb, driver="local-task")

@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from torch_purity import PurityError, import_fx
-from torch_purity.passes import PASSES, get_pass
+from torch_purity.registry import PASSES, get_pass, lit_test_path
 
 ROOT = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent

@@ -49,17 +49,13 @@ from torch_mlir.ir import (
 )
 
 from ..errors import PurityError
-from ..ir_queries import non_value_type, value_type
+from ..ir_helpers.queries import non_value_type, value_type
 from ..ops import METADATA_MUTATIONS, VIEW_OPS
 from .alias_analysis import analyze_aliases
 from .locations import node_location, op_display_name, register_user_code, source_of
+from ..contract import INPUT_NAME as ATTR_INPUT_NAME, SIZES as ATTR_SIZES, STORAGE_GROUP as ATTR_STORAGE_GROUP, STORAGE_OFFSET as ATTR_STORAGE_OFFSET, STRIDES as ATTR_STRIDES
 
 # Function argument attributes written by the importer and read by passes.
-ATTR_INPUT_NAME = "purity.input"
-ATTR_SIZES = "purity.sizes"
-ATTR_STRIDES = "purity.strides"
-ATTR_STORAGE_OFFSET = "purity.storage_offset"
-ATTR_STORAGE_GROUP = "purity.storage_group"
 
 _MAX_DECOMPOSITION_ROUNDS = 6
 

@@ -17,8 +17,8 @@ index, whether eager would have accepted it (a flag per element, so a check
 adds no reduction: the clamp and the comparison fuse into one dispatch). The
 flags of all checked ops are concatenated into one extra result,
 `tensor<[N] x i1>`, appended after the program's own results with
-`purity.index_checks` = ["aten op|file:line|count", ...] (the flags of each
-check, in order); the runtime reads it after the call and raises
+`purity.index_checks` = [{op, location, count}, ...] (`contract.IndexCheck`:
+the flags of each check, in order); the runtime reads it after the call and raises
 `PurityIndexError` naming the first failing op and the user's line.
 
 Nothing of the caller's may change when a check fails, including inputs IREE
@@ -50,15 +50,17 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from torch_mlir.ir import ArrayAttr, DenseElementsAttr, InsertionPoint, Operation, StringAttr, Type, UnitAttr, Value
+from torch_mlir.ir import DenseElementsAttr, InsertionPoint, Operation, Type, UnitAttr, Value
 
-from ..ir_queries import aten_op_of_location, source_location, value_type, walk
+from ..ir_helpers.queries import aten_op_of_location, source_location, value_type, walk
+from .. import contract
+from ..contract import IndexCheck
+from ..contract.ir import index_checks_attr
+from ..ir_helpers.types import element_type_text, with_element_type_text
 from .base import LocatedPassError, ModulePass
-from .function_attrs import function_ops, set_result_attrs, set_results
-from .torch_builders import NotConstant, constant_of, int_constant, int_list_constant, static_sizes
+from ..ir_helpers.functions import function_ops, set_result_attrs, set_results
+from ..ir_helpers.torch_values import NotConstant, constant_of, int_constant, int_list_constant, static_sizes
 
-INDEX_CHECKS = "purity.index_checks"
-GUARD_READ = "purity.guard_read"
 
 
 @dataclass(frozen=True)
@@ -117,7 +119,7 @@ def _check_function(function: Operation) -> None:
         if nested is not None:
             raise _CannotCheck(nested.location, f"'{nested.name}' inside a region (control flow) cannot be bounds-checked")
     flags: list[Value] = []
-    descriptions: list[str] = []
+    checks: list[IndexCheck] = []
     total = 0
     for op in operations:
         rule = _RULES.get(op.name)
@@ -128,7 +130,7 @@ def _check_function(function: Operation) -> None:
             if count:
                 flags.append(valid)
                 aten_op = aten_op_of_location(op.location) or op.name.removeprefix("torch.")
-                descriptions.append(f"{aten_op}|{source_location(op.location) or ''}|{count}")
+                checks.append(IndexCheck(aten_op, source_location(op.location) or "", count))
                 total += count
     if not flags:
         return
@@ -145,9 +147,7 @@ def _check_function(function: Operation) -> None:
             overwrite.operands[0] = guarded
     results = list(return_op.operands) + [flag_vector]
     set_results(function, return_op, results)
-    set_result_attrs(
-        function, len(results) - 1, {INDEX_CHECKS: ArrayAttr.get([StringAttr.get(d) for d in descriptions])}
-    )
+    set_result_attrs(function, len(results) - 1, {contract.INDEX_CHECKS: index_checks_attr(checks)})
 
 
 def _check_op(op: Operation, rule: _IndexRule) -> list[Value]:
@@ -193,7 +193,7 @@ def _check_bag_offsets(op: Operation) -> list[Value]:
     if not lengths or index_sizes is None:
         return []
     count = int(np.prod(index_sizes))
-    bool_type, scalar_bool = _with_element(offsets_type, "i1"), "!torch.vtensor<[],i1>"
+    bool_type, scalar_bool = with_element_type_text(offsets_type, "i1"), "!torch.vtensor<[],i1>"
     with InsertionPoint(op), op.location:
         clamped = _build("torch.aten.clamp", [offsets, int_constant(0), int_constant(count)], offsets_type)
         checks = [_build("torch.aten.all", [_build("torch.aten.eq.Tensor", [clamped, offsets], bool_type)], scalar_bool)]
@@ -203,7 +203,7 @@ def _check_bag_offsets(op: Operation) -> list[Value]:
             shorter = _with_shape(offsets_type, str(lengths[0] - 1))
             later = _build("torch.aten.slice.Tensor", [offsets, int_constant(0), int_constant(1), int_constant(lengths[0]), int_constant(1)], shorter)
             earlier = _build("torch.aten.slice.Tensor", [offsets, int_constant(0), int_constant(0), int_constant(lengths[0] - 1), int_constant(1)], shorter)
-            ordered = _build("torch.aten.ge.Tensor", [later, earlier], _with_element(shorter, "i1"))
+            ordered = _build("torch.aten.ge.Tensor", [later, earlier], with_element_type_text(shorter, "i1"))
             checks.append(_build("torch.aten.all", [ordered], scalar_bool))
         valid = checks[0]
         for check in checks[1:]:
@@ -246,7 +246,7 @@ def _checked_index(op: Operation, index: Value, size: int, wraps: bool) -> tuple
     """(in-range index, valid flag) for `index` into a dimension of `size`;
     None where no check is needed (a boolean mask, or constants in range)."""
     index_type = str(index.type)
-    element = index_type.rsplit(",", 1)[-1].rstrip(">")
+    element = element_type_text(index_type)
     if element in _NOT_INDICES or not index_type.startswith("!torch.vtensor"):
         return None
     low = -size if wraps else 0
@@ -255,11 +255,11 @@ def _checked_index(op: Operation, index: Value, size: int, wraps: bool) -> tuple
     if size == 0:
         raise _CannotCheck(op.location, f"'{op.name}' indexes a dimension of size 0 with a non-empty index")
     clamped = _build("torch.aten.clamp", [index, int_constant(low), int_constant(size - 1)], index_type)
-    same = _build("torch.aten.eq.Tensor", [clamped, index], _with_element(index_type, "i1"))
+    same = _build("torch.aten.eq.Tensor", [clamped, index], with_element_type_text(index_type, "i1"))
     valid = _flattened(same)
     if not wraps:
         return clamped, valid
-    negative = _build("torch.aten.lt.Scalar", [clamped, int_constant(0)], _with_element(index_type, "i1"))
+    negative = _build("torch.aten.lt.Scalar", [clamped, int_constant(0)], with_element_type_text(index_type, "i1"))
     shifted = _build("torch.aten.add.Scalar", [clamped, int_constant(size), int_constant(1)], index_type)
     return _build("torch.aten.where.self", [negative, shifted, clamped], index_type), valid
 
@@ -298,7 +298,7 @@ def _guarded(final: Value, original: Value, ok: Value) -> Value:
     for scatter in reversed(chain):
         source, position = scatter.operands[1], list(scatter.operands[2:])
         region = Operation.create(_REGION_READS[scatter.name], results=[source.type], operands=[current, *position])
-        region.attributes[GUARD_READ] = UnitAttr.get()
+        region.attributes[contract.GUARD_READ] = UnitAttr.get()
         kept = _build("torch.aten.where.self", [ok, source, region.result], str(source.type))
         current = Operation.create(
             scatter.name, results=[scatter.results[0].type], operands=[current, kept, *position], loc=scatter.location
@@ -324,9 +324,3 @@ def _build(name: str, operands: list[Value], result_type: str) -> Value:
 def _list_of(values: list[Value], list_type: str) -> Value:
     context = values[0].context
     return Operation.create("torch.prim.ListConstruct", results=[Type.parse(list_type, context)], operands=values).result
-
-
-def _with_element(tensor_type: str, element: str) -> str:
-    head, _, _ = tensor_type.rpartition(",")
-    return f"{head},{element}>"
-

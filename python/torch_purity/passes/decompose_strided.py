@@ -31,9 +31,9 @@ import numpy as np
 import torch
 from torch_mlir.ir import DenseElementsAttr, InsertionPoint, IntegerType, Location, Operation, Type, Value
 
-from ..ir_queries import walk
+from ..ir_helpers.queries import walk
 from .base import LocatedPassError, ModulePass
-from .torch_builders import NotConstant, constant_of, int_constant, int_list_constant, static_sizes
+from ..ir_helpers.torch_values import NotConstant, constant_of, int_constant, int_list_constant, static_sizes
 
 _STRIDED = ("torch.aten.diagonal_scatter", "torch.aten.as_strided_scatter", "torch.aten.as_strided")
 

@@ -54,10 +54,15 @@ from torch_mlir.ir import (
 )
 
 from .. import ops as op_catalog
-from ..ir_queries import TypeQueries, aten_name, is_non_value, source_location
+from ..ir_helpers.queries import TypeQueries, aten_name, is_non_value, source_location
 from .base import LocatedPassError, ModulePass
-from .function_attrs import arg_attr, function_ops, i64_attr, set_arg_attrs, set_result_attrs, set_results
-from .torch_builders import NotConstant, constant_of, int_constant, int_list_constant, int_type, static_sizes
+from ..ir_helpers.functions import arg_attr, function_ops, i64_attr, set_arg_attrs, set_result_attrs, set_results
+from ..ir_helpers.torch_values import NotConstant, constant_of, int_constant, int_list_constant, int_type, static_sizes
+from .. import contract
+from ..contract import MutationRecord
+from ..layout import Layout, inverse_permutation
+from ..ir_helpers.types import TORCH_SCALAR_TYPE_CODES, element_type_text, with_element_type
+from ..contract.ir import NEW_LAYOUT, VIEW_LAYOUT, layout_attrs, mutations_attr
 
 
 # ----------------------------------------------------------------------------
@@ -117,7 +122,7 @@ class Functionalize(ModulePass):
     name = "purity-functionalize"
 
     # Record every write and metadata mutation as `purity.mutations` on the
-    # function (for reports): "kind|op|location|target|view chain".
+    # function (for reports): a contract.MutationRecord per write.
     record_mutations: bool = False
 
     def apply(self, module: Operation) -> None:
@@ -138,7 +143,7 @@ class Functionalize(ModulePass):
 class _FunctionRewriter:
     def __init__(self, function: Operation, record_mutations: bool = False) -> None:
         self.function = function
-        self.mutations: list[str] | None = [] if record_mutations else None
+        self.mutations: list[MutationRecord] | None = [] if record_mutations else None
         self.types = TypeQueries()
         self.block = function.regions[0].blocks[0]
         self.objects: dict[Value, TensorObject] = {}
@@ -174,9 +179,9 @@ class _FunctionRewriter:
             return
         root = tensor.root
         target = f"argument {root.argument_index}" if root.argument_index is not None else "an intermediate"
-        self.mutations.append(
-            f"{kind}|{aten_name(at).removeprefix('torch.')}|{source_location(at.location) or ''}|{target}|{_describe_chain(tensor.chain)}"
-        )
+        op = aten_name(at).removeprefix("torch.")
+        where = source_location(at.location) or ""
+        self.mutations.append(MutationRecord(kind, op, where, target, _describe_chain(tensor.chain)))
 
     def write(self, tensor: TensorObject, new_value: Value, at: Operation) -> None:
         self.record("write", tensor, at)
@@ -293,10 +298,10 @@ class _FunctionRewriter:
         step = ViewStep(name, self.step_operands(op), self.types.value_type(op.results[0].type), op.location)
         view = TensorObject(base.root, self.extended_chain(base, step, op))
         self.objects[op.results[0]] = view
-        if "purity.regenerates_input" in op.attributes:
+        if contract.REGENERATES_INPUT in op.attributes:
             # An input regenerated from a synthetic base: its metadata
             # mutations are reported for that input.
-            member = IntegerAttr(op.attributes["purity.regenerates_input"]).value
+            member = IntegerAttr(op.attributes[contract.REGENERATES_INPUT]).value
             self.regenerated_inputs[member] = (view, view.chain)
         self.erase.append(op)
 
@@ -309,7 +314,7 @@ class _FunctionRewriter:
                 self.require_contiguous_root(base.root, at)
             return base.chain + [step]
         prefix = _geometry(self.function, base.root, base.chain)
-        if prefix is not None and _is_contiguous_from_start(prefix):
+        if prefix is not None and prefix.is_contiguous_from_start():
             return base.chain + [step]
         self.require_contiguous_root(base.root, at)
         size, stride, storage_offset = step.operands
@@ -318,12 +323,12 @@ class _FunctionRewriter:
             # applied to starts, not at the storage's first element.
             if prefix is None:
                 raise FunctionalizeError(at.location, "as_strided without an offset on a view of non-constant geometry")
-            step = ViewStep(step.op_name, (size, stride, int_constant(prefix[2])), step.result_type, step.location)
+            step = ViewStep(step.op_name, (size, stride, int_constant(prefix.offset)), step.result_type, step.location)
         return [step]
 
     def require_contiguous_root(self, root: Root, at: Operation) -> None:
         geometry = _root_geometry(self.function, root)
-        if geometry is None or not _is_contiguous_from_start(geometry):
+        if geometry is None or not geometry.is_contiguous_from_start():
             raise FunctionalizeError(
                 at.location,
                 "as_strided on a tensor whose storage is not laid out contiguously from its first element "
@@ -396,7 +401,7 @@ class _FunctionRewriter:
         if functional.split(".")[2] in op_catalog.BOOLEAN_RESULT_OPS:
             # `ge` computes booleans; `ge_` stores them in the tensor's own dtype.
             compared = Operation.create(
-                functional, results=[_with_element_type(written_type, "i1")], operands=operands, loc=op.location
+                functional, results=[with_element_type(written_type, "i1")], operands=operands, loc=op.location
             ).result
             new_value = _convert_element_type(compared, written_type, op.location)
         else:
@@ -458,9 +463,9 @@ class _FunctionRewriter:
             results = list(return_op.operands) + [value for value, _ in bases]
             set_results(self.function, return_op, results)
             for offset, (_, root_id) in enumerate(bases):
-                set_result_attrs(self.function, len(results) - len(bases) + offset, {"purity.alias_base": i64_attr(root_id)})
+                set_result_attrs(self.function, len(results) - len(bases) + offset, {contract.ALIAS_BASE: i64_attr(root_id)})
         if self.mutations is not None:
-            self.function.attributes["purity.mutations"] = ArrayAttr.get([StringAttr.get(m) for m in self.mutations])
+            self.function.attributes[contract.MUTATIONS] = mutations_attr(self.mutations)
 
     def record_metadata_mutations(self) -> None:
         mutated: dict[int, TensorObject] = {}
@@ -475,12 +480,7 @@ class _FunctionRewriter:
             geometry = _geometry(self.function, tensor.root, tensor.chain)
             if geometry is None:
                 raise FunctionalizeError(tensor.chain[-1].location, "cannot compute the new sizes of a metadata-mutated argument")
-            sizes, strides, offset = geometry
-            set_arg_attrs(self.function, index, {
-                "purity.new_sizes": DenseI64ArrayAttr.get(sizes),
-                "purity.new_strides": DenseI64ArrayAttr.get(strides),
-                "purity.new_storage_offset": i64_attr(offset),
-            })
+            set_arg_attrs(self.function, index, layout_attrs(geometry, NEW_LAYOUT))
 
     def record_output_aliases(self) -> list[tuple[Value, int]]:
         """Result attributes of outputs that view an argument or share an
@@ -498,28 +498,19 @@ class _FunctionRewriter:
             for output in outputs:
                 tensor = self.returned[output]
                 if root.argument_index is not None:
-                    attrs: dict[str, object] = {"purity.aliases_input": i64_attr(root.argument_index)}
+                    attrs: dict[str, object] = {contract.ALIASES_INPUT: i64_attr(root.argument_index)}
                 elif len(outputs) > 1:
-                    attrs = {"purity.alias_group": i64_attr(root_id)}
+                    attrs = {contract.ALIAS_GROUP: i64_attr(root_id)}
                 else:
                     continue
-                attrs["purity.view_chain"] = StringAttr.get(_describe_chain(tensor.chain))
                 geometry = _geometry(self.function, root, tensor.chain)
                 if geometry is not None:
-                    sizes, strides, offset = geometry
-                    attrs["purity.view_sizes"] = DenseI64ArrayAttr.get(sizes)
-                    attrs["purity.view_strides"] = DenseI64ArrayAttr.get(strides)
-                    attrs["purity.view_storage_offset"] = i64_attr(offset)
+                    attrs.update(layout_attrs(geometry, VIEW_LAYOUT))
                 set_result_attrs(self.function, output, attrs)
                 all_located = all_located and geometry is not None
             if root.argument_index is None and len(outputs) > 1 and all_located:
                 bases.append((root.current, root_id))
         return bases
-
-
-def _with_element_type(tensor_type: Type, element: str) -> Type:
-    text = str(tensor_type)
-    return Type.parse(text[: text.rindex(",") + 1] + element + ">", tensor_type.context)
 
 
 def _copied_value(source: Value, written_type: Type, location: Location) -> Value | None:
@@ -528,10 +519,10 @@ def _copied_value(source: Value, written_type: Type, location: Location) -> Valu
     sizes, source_sizes = static_sizes(written_type), static_sizes(source.type)
     if sizes is None or source_sizes is None:
         return None
-    element = str(written_type).rsplit(",", 1)[1].rstrip(">")
+    element = element_type_text(written_type)
     value = source
-    if str(source.type).rsplit(",", 1)[1].rstrip(">") != element:
-        value = _convert_element_type(value, _with_element_type(source.type, element), location)
+    if element_type_text(source.type) != element:
+        value = _convert_element_type(value, with_element_type(source.type, element), location)
     if source_sizes != sizes:
         value = Operation.create(
             "torch.aten.broadcast_to", results=[written_type], operands=[value, int_list_constant(sizes)], loc=location
@@ -545,13 +536,13 @@ def _filled_value(scalar: Value, written_type: Type, location: Location) -> Valu
     if sizes is None:
         return None
     context = written_type.context
-    element = str(written_type).rsplit(",", 1)[1].rstrip(">")
+    element = element_type_text(written_type)
     none = Operation.create("torch.constant.none", results=[Type.parse("!torch.none", context)], loc=location).result
     false = Operation.create(
         "torch.constant.bool", results=[Type.parse("!torch.bool", context)],
         attributes={"value": IntegerAttr.get(IntegerType.get_signless(1, context), 0)}, loc=location,
     ).result
-    dtype = int_constant(op_catalog.TORCH_SCALAR_TYPE_CODES[element])
+    dtype = int_constant(TORCH_SCALAR_TYPE_CODES[element])
     return Operation.create(
         "torch.aten.full", results=[written_type],
         operands=[int_list_constant(sizes), scalar, dtype, none, none, false], loc=location,
@@ -559,8 +550,7 @@ def _filled_value(scalar: Value, written_type: Type, location: Location) -> Valu
 
 
 def _convert_element_type(value: Value, to_type: Type, location: Location) -> Value:
-    element = str(to_type).rsplit(",", 1)[1].rstrip(">")
-    scalar_type = op_catalog.TORCH_SCALAR_TYPE_CODES[element]
+    scalar_type = TORCH_SCALAR_TYPE_CODES[element_type_text(to_type)]
     false = Operation.create(
         "torch.constant.bool", results=[Type.parse("!torch.bool", to_type.context)],
         attributes={"value": IntegerAttr.get(IntegerType.get_signless(1, to_type.context), 0)}, loc=location,
@@ -621,11 +611,7 @@ def _scatter(step: ViewStep, base: Value, new: Value, at: Operation, types: Type
             dims = constant_of(step.operands[0])
         except NotConstant:
             raise FunctionalizeError(at.location, "a write through a permute with non-constant dims") from None
-        rank = len(dims)
-        inverse = [0] * rank
-        for position, dim in enumerate(dims):
-            inverse[dim % rank] = position
-        return create(name, [new, int_list_constant(inverse)])
+        return create(name, [new, int_list_constant(inverse_permutation(dims))])
     if name == "torch.aten.movedim.int":
         source, destination = step.operands
         return create(name, [new, destination, source])
@@ -651,44 +637,27 @@ def _windows_apart(step: ViewStep) -> bool:
     return stride >= size
 
 
-Geometry = tuple[list[int], list[int], int]  # sizes, strides, storage offset
-
-
-def _root_geometry(function: Operation, root: Root) -> Geometry | None:
+def _root_geometry(function: Operation, root: Root) -> Layout | None:
     """The root's layout in its storage: an argument's recorded layout, or
     contiguous from offset 0 for a fresh tensor (and an argument without attributes)."""
     if root.argument_index is not None:
-        sizes_attr = arg_attr(function, root.argument_index, "purity.sizes")
+        sizes_attr = arg_attr(function, root.argument_index, contract.SIZES)
         if sizes_attr is not None:
-            return (
-                list(DenseI64ArrayAttr(sizes_attr)),
-                list(DenseI64ArrayAttr(arg_attr(function, root.argument_index, "purity.strides"))),
-                IntegerAttr(arg_attr(function, root.argument_index, "purity.storage_offset")).value,
+            return Layout.of(
+                DenseI64ArrayAttr(sizes_attr),
+                DenseI64ArrayAttr(arg_attr(function, root.argument_index, contract.STRIDES)),
+                IntegerAttr(arg_attr(function, root.argument_index, contract.STORAGE_OFFSET)).value,
             )
         sizes = static_sizes(function.regions[0].blocks[0].arguments[root.argument_index].type)
     else:
         sizes = static_sizes(root.current.type)
-    if sizes is None:
-        return None
-    return sizes, _contiguous_strides(sizes), 0
+    return None if sizes is None else Layout.contiguous(sizes)
 
 
-def _contiguous_strides(sizes: list[int]) -> list[int]:
-    return list(torch.empty(sizes, device="meta").stride())
-
-
-def _is_contiguous_from_start(geometry: Geometry) -> bool:
-    sizes, strides, offset = geometry
-    return offset == 0 and all(
-        size == 1 or stride == expected for size, stride, expected in zip(sizes, strides, _contiguous_strides(sizes))
-    )
-
-
-def _apply_chain(geometry: Geometry, chain: list[ViewStep]) -> Geometry | None:
+def _apply_chain(layout: Layout, chain: list[ViewStep]) -> Layout | None:
     """Sizes, strides and storage offset after `chain`, computed on meta tensors."""
-    sizes, strides, offset = geometry
-    storage = offset + sum((s - 1) * st for s, st in zip(sizes, strides)) + 1 if all(sizes) else 1
-    tensor = torch.empty(storage, device="meta").as_strided(sizes, strides, offset)
+    storage = layout.extent()[1] if all(layout.sizes) else 1
+    tensor = torch.empty(storage, device="meta").as_strided(layout.sizes, layout.strides, layout.offset)
     for step in chain:
         try:
             arguments = [constant_of(v) for v in step.operands]
@@ -702,10 +671,10 @@ def _apply_chain(geometry: Geometry, chain: list[ViewStep]) -> Geometry | None:
         positional = [a for a, p in zip(arguments, parameters) if not p.kwarg_only]
         keywords = {p.name: a for a, p in zip(arguments, parameters) if p.kwarg_only}
         tensor = overload_op(tensor, *positional, **keywords)
-    return list(tensor.shape), list(tensor.stride()), tensor.storage_offset()
+    return Layout.of(tensor.shape, tensor.stride(), tensor.storage_offset())
 
 
-def _geometry(function: Operation, root: Root, chain: list[ViewStep]) -> Geometry | None:
+def _geometry(function: Operation, root: Root, chain: list[ViewStep]) -> Layout | None:
     root_geometry = _root_geometry(function, root)
     return None if root_geometry is None else _apply_chain(root_geometry, chain)
 

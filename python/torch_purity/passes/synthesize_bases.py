@@ -21,7 +21,7 @@ alone too.
 
 Attributes for the runtime: the base argument (appended after the others)
 carries `purity.synthetic_base_of = array<i64: members>` and its size; each
-member keeps its (now unused) argument with `purity.replaced_by_base`.
+member keeps its argument, now unused.
 """
 
 from __future__ import annotations
@@ -42,33 +42,15 @@ from torch_mlir.ir import (
 )
 
 from .. import ops as op_catalog
-from ..ir_queries import aten_name
+from ..ir_helpers.queries import aten_name
 from .base import LocatedPassError, ModulePass
-from .function_attrs import arg_attr, function_ops, i64_attr, set_arg_attrs
-from .torch_builders import int_constant, int_list_constant
+from ..ir_helpers.functions import arg_attr, function_ops, i64_attr, set_arg_attrs
+from ..ir_helpers.torch_values import int_constant, int_list_constant
+from .. import contract
+from ..ir_helpers.types import element_type_text
+from ..layout import Layout, inverse_permutation
 
 _EXACT_OVERLAP_LIMIT = 1 << 22  # elements; beyond it, overlapping extents count as overlap
-
-
-@dataclass(frozen=True)
-class Layout:
-    sizes: tuple[int, ...]
-    strides: tuple[int, ...]
-    offset: int
-
-    def extent(self) -> tuple[int, int]:
-        """[first, last + 1) storage elements reached (empty: (offset, offset))."""
-        if any(s == 0 for s in self.sizes):
-            return self.offset, self.offset
-        low = self.offset + sum((s - 1) * st for s, st in zip(self.sizes, self.strides) if st < 0)
-        high = self.offset + sum((s - 1) * st for s, st in zip(self.sizes, self.strides) if st > 0) + 1
-        return low, high
-
-    def elements(self) -> np.ndarray:
-        index = np.full((), self.offset, dtype=np.int64)
-        for size, stride in zip(self.sizes, self.strides):
-            index = index[..., None] + np.arange(size, dtype=np.int64) * stride
-        return index.reshape(-1)
 
 
 def overlap(a: Layout, b: Layout) -> bool:
@@ -91,13 +73,13 @@ class SynthesizeBases(ModulePass):
 
 
 def _layout(function: Operation, index: int) -> Layout | None:
-    sizes = arg_attr(function, index, "purity.sizes")
+    sizes = arg_attr(function, index, contract.SIZES)
     if sizes is None:
         return None
     return Layout(
         tuple(DenseI64ArrayAttr(sizes)),
-        tuple(DenseI64ArrayAttr(arg_attr(function, index, "purity.strides"))),
-        IntegerAttr(arg_attr(function, index, "purity.storage_offset")).value,
+        tuple(DenseI64ArrayAttr(arg_attr(function, index, contract.STRIDES))),
+        IntegerAttr(arg_attr(function, index, contract.STORAGE_OFFSET)).value,
     )
 
 
@@ -133,7 +115,7 @@ def _groups_to_merge(function: Operation) -> list[list[int]]:
     block = function.regions[0].blocks[0]
     by_storage: dict[int, list[int]] = {}
     for argument in block.arguments:
-        group = arg_attr(function, argument.arg_number, "purity.storage_group")
+        group = arg_attr(function, argument.arg_number, contract.STORAGE_GROUP)
         if group is not None and _layout(function, argument.arg_number) is not None:
             by_storage.setdefault(IntegerAttr(group).value, []).append(argument.arg_number)
     shared = [members for members in by_storage.values() if len(members) > 1]
@@ -161,10 +143,6 @@ def _groups_to_merge(function: Operation) -> list[list[int]]:
     return merged
 
 
-def _element_type(tensor_type: Type) -> str:
-    return str(tensor_type).rsplit(",", 1)[1].rstrip(">")
-
-
 def _synthesize(function: Operation) -> None:
     groups = _groups_to_merge(function)
     if not groups:
@@ -173,7 +151,7 @@ def _synthesize(function: Operation) -> None:
     first_op = block.operations[0]
     context = function.context
     for members in groups:
-        elements = {_element_type(block.arguments[m].type) for m in members}
+        elements = {element_type_text(block.arguments[m].type) for m in members}
         if len(elements) != 1:
             raise LocatedPassError(
                 function.location, f"inputs {members} share storage with different dtypes ({', '.join(sorted(elements))})"
@@ -190,28 +168,19 @@ def _synthesize(function: Operation) -> None:
             )
         )
         set_arg_attrs(function, base_index, {
-            "purity.input": StringAttr.get("synthetic-base:" + ",".join(str(m) for m in members), context),
-            "purity.sizes": DenseI64ArrayAttr.get([length], context),
-            "purity.strides": DenseI64ArrayAttr.get([1], context),
-            "purity.storage_offset": i64_attr(0),
-            "purity.synthetic_base_of": DenseI64ArrayAttr.get(members, context),
+            contract.INPUT_NAME: StringAttr.get("synthetic-base:" + ",".join(str(m) for m in members), context),
+            contract.SIZES: DenseI64ArrayAttr.get([length], context),
+            contract.STRIDES: DenseI64ArrayAttr.get([1], context),
+            contract.STORAGE_OFFSET: i64_attr(0),
+            contract.SYNTHETIC_BASE_OF: DenseI64ArrayAttr.get(members, context),
         })
         for member in members:
             argument = block.arguments[member]
             layout = _layout(function, member)
             with InsertionPoint(first_op), Location.unknown(context):
                 view = _regenerate(base, layout, argument.type, base_type)
-            view.attributes["purity.regenerates_input"] = i64_attr(member)
+            view.attributes[contract.REGENERATES_INPUT] = i64_attr(member)
             argument.replace_all_uses_with(view.result)
-            set_arg_attrs(function, member, {"purity.replaced_by_base": i64_attr(base_index)})
-
-
-def _contiguous_strides(sizes: tuple[int, ...]) -> tuple[int, ...]:
-    strides, step = [], 1
-    for size in reversed(sizes):
-        strides.append(step)
-        step *= max(size, 1)
-    return tuple(reversed(strides))
 
 
 def _regenerate(base, layout: Layout, member_type: Type, base_type: Type) -> Operation:
@@ -224,8 +193,8 @@ def _regenerate(base, layout: Layout, member_type: Type, base_type: Type) -> Ope
     order = sorted(range(len(layout.sizes)), key=lambda d: (-layout.strides[d], d))
     sizes = tuple(layout.sizes[d] for d in order)
     strides = tuple(layout.strides[d] for d in order)
-    if all(size == 1 or stride == expected for size, stride, expected in zip(sizes, strides, _contiguous_strides(sizes))):
-        element = _element_type(base_type)
+    if Layout(sizes, strides, 0).is_contiguous_from_start():
+        element = element_type_text(base_type)
         context = base_type.context
         piece = Operation.create(
             "torch.aten.slice.Tensor",
@@ -236,9 +205,7 @@ def _regenerate(base, layout: Layout, member_type: Type, base_type: Type) -> Ope
             return Operation.create("torch.aten.view", results=[member_type], operands=[piece, int_list_constant(list(layout.sizes))])
         block_type = Type.parse(f"!torch.tensor<[{','.join(str(d) for d in sizes)}],{element}>", context)
         block = Operation.create("torch.aten.view", results=[block_type], operands=[piece, int_list_constant(list(sizes))]).result
-        inverse = [0] * len(order)
-        for position, dimension in enumerate(order):
-            inverse[dimension] = position
+        inverse = inverse_permutation(order)
         return Operation.create("torch.aten.permute", results=[member_type], operands=[block, int_list_constant(inverse)])
     return Operation.create(
         "torch.aten.as_strided",

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 
 from torch_mlir.ir import DiagnosticSeverity
 
-from ..ir_queries import FILE_LOCATION
+from ..ir_helpers.queries import FILE_LOCATION
 
 SEVERITY_NAMES = {
     DiagnosticSeverity.ERROR: "error",

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from ..contract import MutationRecord
+
 _IN_PLACE_VIEWS = ("select.int", "slice.Tensor", "narrow", "split", "unbind", "view", "unsqueeze", "squeeze", "alias", "detach")
 
 
@@ -25,18 +27,19 @@ def lowering_of(kind: str, target: str, chain: str, tied: bool = True) -> str:
     return "scattered back through its views into the input's buffer"
 
 
-def describe_mutations(records: list[str], input_names: list[str], tied_inputs: set[int] | None = None) -> list[str]:
+def describe_mutations(
+    records: list[MutationRecord], input_names: list[str], tied_inputs: set[int] | None = None
+) -> list[str]:
     """One line per record of purity-functionalize's `purity.mutations`;
     `tied_inputs` (argument indices written in place) when known."""
     lines = []
     for record in records:
-        kind, op, where, target, chain = record.split("|", 4)
-        shown_target, tied = target, True
-        if target.startswith("argument "):
-            index = int(target.split()[1])
-            shown_target = input_names[index] if index < len(input_names) else target
+        shown_target, tied = record.target, True
+        index = record.argument
+        if index is not None:
+            shown_target = input_names[index] if index < len(input_names) else record.target
             tied = tied_inputs is None or index in tied_inputs
-        via = f" through {chain}" if chain else ""
-        lowering = lowering_of(kind, target, chain, tied)
-        lines.append(f"{op} at {where or 'unknown location'}: {kind} of {shown_target}{via}; {lowering}")
+        via = f" through {record.chain}" if record.chain else ""
+        lowering = lowering_of(record.kind, record.target, record.chain, tied)
+        lines.append(f"{record.op} at {record.location or 'unknown location'}: {record.kind} of {shown_target}{via}; {lowering}")
     return lines

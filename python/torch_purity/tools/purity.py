@@ -42,10 +42,11 @@ from pathlib import Path
 
 import torch
 
-from ..backend import compile as purity_compile
-from ..backend.lowering_worker import signal_name
+from ..driver.compiled import compile as purity_compile
+from ..driver.lowering_worker import signal_name
 from ..checking import clone_preserving_aliasing, compare
 from ..errors import PurityError
+from ..iree.targets import TARGETS
 from ..pipeline import STAGES
 from .mutation_report import describe_mutations
 
@@ -123,8 +124,7 @@ def command_run(args: argparse.Namespace) -> int:
     print(f"index checks in the compiled program: {len(checks)}"
           + (" (an out-of-range index raises PurityIndexError before any write)" if checks else ""))
     for check in checks:
-        op, source, count = check.rsplit("|", 2)
-        print(f"  {op} at {source or 'an unknown line'}: {count} indices clamped into range and checked")
+        print(f"  {check.op} at {check.location or 'an unknown line'}: {check.count} indices clamped into range and checked")
 
     report = compare(eager_program, compiled, inputs)
     if isinstance(program, torch.nn.Module):
@@ -231,7 +231,7 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True)
     run = commands.add_parser("run", help="compile a program, run it and eager, compare and report")
     run.add_argument("file", help="a Python file defining `program` and `example_inputs()`")
-    run.add_argument("--target", choices=["cpu", "cuda"], default="cpu")
+    run.add_argument("--target", choices=list(TARGETS), default="cpu")
     run.add_argument("--dump-ir", metavar="DIR", help="write the IR of every stage to DIR")
     run.add_argument("--print-ir", action="store_true", help="print the IR of every stage")
     run.add_argument("--repeats", type=int, default=20, help="calls timed per side (default 20)")

@@ -22,7 +22,7 @@ from torch_mlir import ir
 from torch_mlir.passmanager import PassManager
 
 from ..importer import new_context
-from ..passes import PASSES, get_pass
+from ..registry import PASSES, get_pass
 from ..pipeline import PIPELINE_SUMMARIES, PipelineError, pass_manager, split_top_level
 from .diagnostics import Diagnostic, from_mlir
 

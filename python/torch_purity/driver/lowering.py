@@ -12,10 +12,9 @@ from pathlib import Path
 from torch_mlir import ir
 
 from ..errors import PurityError
-from ..ir_queries import aten_op_of_location, source_location
-from ..passes.function_attrs import arg_attr, function_type
-from ..passes.mark_unwritten_arguments import UNWRITTEN
-from ..passes.store_results_in_arguments import RESULT_STORAGE
+from ..ir_helpers.queries import aten_op_of_location, source_location
+from ..contract import CallingConvention
+from ..contract.ir import read_calling_convention
 from ..pipeline import STAGES, pass_manager, reproducer_command
 
 
@@ -23,17 +22,12 @@ from ..pipeline import STAGES, pass_manager, reproducer_command
 class LoweredProgram:
     stage_ir: dict[str, str] = field(default_factory=dict)  # stage name -> IR after it
     seconds: dict[str, float] = field(default_factory=dict)  # stage name -> time
-    unwritten_arguments: list[int] = field(default_factory=list)  # marked purity.unwritten in the linalg IR
-    # (result index, shape) of each storage argument, in argument order (purity.result_storage)
-    result_storage: list[tuple[int, tuple[int, ...]]] = field(default_factory=list)
+    convention: CallingConvention | None = None  # read from the last stage's IR
 
     @property
-    def linalg(self) -> str:
+    def iree_input(self) -> str:
+        """The last stage's IR: what iree-compile takes."""
         return self.stage_ir[STAGES[-1].name]
-
-    @property
-    def value_boundary(self) -> str:
-        return self.stage_ir["value-boundary-torch"]
 
 
 def failure_directory(dump_dir: str | None) -> Path:
@@ -82,14 +76,8 @@ def lower_to_linalg(module: ir.Module, dump_dir: str | None = None, on_stage=Non
         lowered.stage_ir[stage.name] = module.operation.get_asm(enable_debug_info=True)
         if dump_dir:
             Path(dump_dir, f"{number}-{stage.name}.mlir").write_text(lowered.stage_ir[stage.name])
-    main = next(op.operation for op in module.body.operations if op.operation.name == "func.func")
-    argument_types = function_type(main).inputs
-    for index, argument_type in enumerate(argument_types):
-        if arg_attr(main, index, UNWRITTEN) is not None:
-            lowered.unwritten_arguments.append(index)
-        storage = arg_attr(main, index, RESULT_STORAGE)
-        if storage is not None:
-            lowered.result_storage.append((ir.IntegerAttr(storage).value, tuple(ir.RankedTensorType(argument_type).shape)))
+    with context:
+        lowered.convention = read_calling_convention(module)
     return lowered
 
 

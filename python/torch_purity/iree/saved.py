@@ -24,11 +24,11 @@ import torch
 import torch.utils._pytree as pytree
 
 from ..errors import PurityError
-from .iree_runtime import LoadedModule
+from .module import LoadedModule
 from .runtime import CallingConvention, Executable, flatten_arguments, input_signature
 
 FORMAT = "purity-saved-program"
-VERSION = 1
+VERSION = 2  # 2: mutation records and index checks as objects (contract.MutationRecord, IndexCheck)
 
 
 def portable_signature(structure: object, signature: tuple) -> str:

@@ -50,11 +50,11 @@ from torch_mlir.ir import (
     TypeAttr,
 )
 
-from .base import ModulePass
-from .function_attrs import arg_attr, function_ops, function_type, i64_attr, result_attr, set_arg_attrs
+from ... import contract
+from ...passes.base import ModulePass
+from ...ir_helpers.functions import arg_attr, function_ops, function_type, i64_attr, result_attr, set_arg_attrs
 from .linalg_builders import copy_reading_destination
 
-RESULT_STORAGE = "purity.result_storage"
 
 
 @dataclass(frozen=True)
@@ -74,7 +74,7 @@ def _store_results(function: Operation) -> None:
     signature = function_type(function)
     destinations: dict[int, int] = {}  # result index -> argument it is written into
     for index in range(len(signature.inputs)):
-        output = arg_attr(function, index, "iree.abi.output")
+        output = arg_attr(function, index, contract.IREE_OUTPUT)
         if output is not None:
             destinations[IntegerAttr(output).value] = index
     tied_to_inputs = set(destinations)
@@ -83,7 +83,7 @@ def _store_results(function: Operation) -> None:
     for result_index, result_type in enumerate(signature.results):
         if result_index in destinations or not isinstance(result_type, RankedTensorType):
             continue
-        if result_attr(function, result_index, "purity.aliases_input") is not None:
+        if result_attr(function, result_index, contract.ALIASES_INPUT) is not None:
             continue  # an output that is a view of an input: the runtime makes it from the input
         block.add_argument(result_type, function.location)
         inputs.append(result_type)
@@ -94,7 +94,7 @@ def _store_results(function: Operation) -> None:
         set_arg_attrs(
             function,
             destinations[result_index],
-            {"iree.abi.output": IntegerAttr.get(IndexType.get(), result_index), RESULT_STORAGE: i64_attr(result_index)},
+            {contract.IREE_OUTPUT: IntegerAttr.get(IndexType.get(), result_index), contract.RESULT_STORAGE: i64_attr(result_index)},
         )
     for result_index, argument_index in sorted(destinations.items()):
         value = return_op.operands[result_index]

@@ -6,7 +6,7 @@ import re
 
 from torch_mlir.ir import Location, Module, Operation, StringAttr, Type
 
-from .ops import METADATA_MUTATIONS, is_in_place
+from ..ops import METADATA_MUTATIONS, is_in_place
 
 FILE_LOCATION = re.compile(r'"([^"]*)":([0-9]+):([0-9]+)')
 

@@ -23,10 +23,10 @@ from dataclasses import dataclass
 
 from torch_mlir.ir import DenseI32ArrayAttr, Operation, UnitAttr
 
-from .base import ModulePass
-from .function_attrs import arg_attr, function_ops, function_type, set_arg_attrs
+from ... import contract
+from ...passes.base import ModulePass
+from ...ir_helpers.functions import arg_attr, function_ops, function_type, set_arg_attrs
 
-UNWRITTEN = "purity.unwritten"
 
 # Ops whose result is a view or reshape of operand 0, or operand 0 itself
 # (IREE's barrier, generic form): reading them reads the argument.
@@ -56,8 +56,8 @@ class MarkUnwrittenArguments(ModulePass):
             arguments = function.regions[0].blocks[0].arguments
             for index in range(len(function_type(function).inputs)):
                 # A tied argument is written, through its result (iree.abi.output).
-                if arg_attr(function, index, "iree.abi.output") is None and _only_read(arguments[index]):
-                    set_arg_attrs(function, index, {UNWRITTEN: UnitAttr.get(function.context)})
+                if arg_attr(function, index, contract.IREE_OUTPUT) is None and _only_read(arguments[index]):
+                    set_arg_attrs(function, index, {contract.UNWRITTEN: UnitAttr.get(function.context)})
 
 
 def _only_read(value) -> bool:

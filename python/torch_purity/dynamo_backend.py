@@ -11,12 +11,14 @@ from __future__ import annotations
 import torch
 from torch._dynamo import register_backend
 
+from .iree.targets import describe_targets
+
 
 # torch.compile's modes choose among inductor's strategies; Purity has one
 # pipeline, so each is accepted and means the same.
 KNOWN_MODES = (None, "default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs")
 # torch.compile(..., options={...}) keys this backend reads.
-OPTIONS = {"target": "'cpu' (default) or 'cuda'", "dump_dir": "a folder for the IR of every stage"}
+OPTIONS = {"target": f"one of {describe_targets()}; default 'cpu'", "dump_dir": "a folder for the IR of every stage"}
 
 
 def purity_backend(
@@ -30,8 +32,8 @@ def purity_backend(
     is accepted and ignored (one pipeline); `options` may set `target` and
     `dump_dir`. `dynamic` and `fullgraph` are Dynamo's own and work as with
     any backend."""
-    from ..errors import PurityError
-    from .compiled import CompiledProgram  # torch-mlir is imported when a graph is compiled
+    from .errors import PurityError
+    from .driver.compiled import CompiledProgram  # torch-mlir is imported when a graph is compiled
 
     if mode not in KNOWN_MODES:
         raise PurityError("compile", f"unknown torch.compile mode {mode!r} (known: {', '.join(m for m in KNOWN_MODES if m)})")

@@ -1,8 +1,19 @@
-"""Reading and writing func.func argument and result attributes, for passes."""
+"""func.func helpers: the functions of a module, argument and result attributes, results."""
 
 from __future__ import annotations
 
-from torch_mlir.ir import ArrayAttr, DictAttr, FunctionType, InsertionPoint, IntegerAttr, IntegerType, Operation, TypeAttr
+from torch_mlir.ir import (
+    ArrayAttr,
+    DictAttr,
+    FunctionType,
+    InsertionPoint,
+    IntegerAttr,
+    IntegerType,
+    Module,
+    Operation,
+    StringAttr,
+    TypeAttr,
+)
 
 
 def function_ops(module: Operation) -> list[Operation]:
@@ -11,6 +22,15 @@ def function_ops(module: Operation) -> list[Operation]:
         for op in module.regions[0].blocks[0].operations
         if op.operation.name == "func.func" and len(op.operation.regions[0].blocks) > 0
     ]
+
+
+def main_function(module: Module) -> Operation:
+    """The module's public entry, `func.func @main` (the only public function the importer makes)."""
+    functions = function_ops(module.operation)
+    for function in functions:
+        if StringAttr(function.attributes["sym_name"]).value == "main":
+            return function
+    raise ValueError("the module has no func.func @main")
 
 
 def i64_attr(value: int) -> IntegerAttr:

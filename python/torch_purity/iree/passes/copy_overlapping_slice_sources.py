@@ -19,8 +19,8 @@ from dataclasses import dataclass
 
 from torch_mlir.ir import InsertionPoint, Operation
 
-from .base import ModulePass
-from .function_attrs import function_ops
+from ...passes.base import ModulePass
+from ...ir_helpers.functions import function_ops
 from .linalg_builders import buffer_root, fresh_copy, insert_slices
 
 

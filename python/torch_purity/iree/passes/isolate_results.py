@@ -27,8 +27,9 @@ from dataclasses import dataclass
 
 from torch_mlir.ir import InsertionPoint, IntegerAttr, Operation, OpResult
 
-from .base import ModulePass
-from .function_attrs import arg_attr, function_ops, function_type
+from ... import contract
+from ...passes.base import ModulePass
+from ...ir_helpers.functions import arg_attr, function_ops, function_type
 from .linalg_builders import BARRIER
 
 
@@ -66,7 +67,7 @@ def _isolate(function: Operation) -> None:
 def _tied_result_indices(function: Operation) -> set[int]:
     tied = set()
     for index in range(len(function_type(function).inputs)):
-        output = arg_attr(function, index, "iree.abi.output")
+        output = arg_attr(function, index, contract.IREE_OUTPUT)
         if output is not None:
             tied.add(IntegerAttr(output).value)
     return tied

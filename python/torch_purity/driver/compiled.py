@@ -3,12 +3,12 @@
 Per call: the inputs' signature (shapes, dtypes, strides, storage offsets,
 which inputs share storage, values of non-tensor inputs) selects a compiled
 entry, compiling on a miss: trace -> mutable Torch IR -> linalg -> IREE. The
-entry's calling convention (read from the value-boundary Torch IR) says how to
+entry's calling convention (read from the last stage's IR) says how to
 apply effects after the call: write each written input's final value into the
 caller's tensor, apply metadata mutations (`as_strided_`), and return outputs
 that are views of inputs as real views of the caller's tensors.
 
-How each call crosses to IREE and back is backend/runtime.py's business
+How each call crosses to IREE and back is iree/runtime.py's business
 (shared with programs loaded by `torch_purity.load`); this module traces,
 lowers, compiles and caches.
 """
@@ -23,100 +23,15 @@ from dataclasses import dataclass, field
 
 import torch
 import torch.utils._pytree as pytree
-from torch_mlir import ir
 
 from ..errors import PurityError
 from ..importer import import_graph, new_context, renamed_inputs, trace_to_aten
-from ..passes.check_indices import INDEX_CHECKS
-from ..passes.function_attrs import dict_entries
-from .iree_runtime import IreeCompileError, LoadedModule, compile_linalg, iree_compile_command
-from .saved import save_program
+from ..iree.module import IreeCompileError, LoadedModule, compile_linalg, iree_compile_command
+from ..iree.saved import save_program
+from ..iree.targets import get_target
 from . import lowering_worker
 from .lowering import LoweredProgram, write_failing_ir
-from .runtime import (
-    CallingConvention,
-    Executable,
-    ViewGeometry,
-    dtype_of_type_text,
-    flatten_arguments,
-    input_signature,
-    unflatten_arguments,
-)
-
-
-def convention_from_value_boundary_ir(text: str) -> CallingConvention:
-    """The calling convention the value-boundary Torch IR's attributes describe."""
-    context = new_context()
-    with context:
-        module = ir.Module.parse(text)
-        function = next(op.operation for op in module.body.operations if op.operation.name == "func.func")
-        result_attrs = _attr_dicts(function, "res_attrs")
-        arg_attrs = _attr_dicts(function, "arg_attrs")
-        result_types = [str(t) for t in ir.FunctionType(ir.TypeAttr(function.attributes["function_type"]).value).results]
-        mutations = (
-            [ir.StringAttr(a).value for a in ir.ArrayAttr(function.attributes["purity.mutations"])]
-            if "purity.mutations" in function.attributes
-            else []
-        )
-    convention = CallingConvention([], {}, [], {}, [dtype_of_type_text(t) for t in result_types], mutations=mutations)
-    result_attrs += [{}] * (len(result_types) - len(result_attrs))
-    group_bases: dict[int, int] = {}  # alias group -> result index of the intermediate its outputs view
-    group_members: list[tuple[int, int, ViewGeometry]] = []
-    for index, attrs in enumerate(result_attrs):
-        if "purity.written_input" in attrs:
-            convention.written_inputs.append((index, attrs["purity.written_input"]))
-            continue
-        if INDEX_CHECKS in attrs:
-            convention.index_checks = (index, tuple(attrs[INDEX_CHECKS]))
-            continue
-        if "purity.alias_base" in attrs:
-            group_bases[attrs["purity.alias_base"]] = index
-            continue
-        output = len(convention.output_results)
-        convention.output_results.append(index)
-        if "purity.view_sizes" not in attrs:
-            continue
-        view = ViewGeometry(attrs["purity.view_sizes"], attrs["purity.view_strides"], attrs["purity.view_storage_offset"])
-        if "purity.aliases_input" in attrs:
-            convention.output_views[output] = (attrs["purity.aliases_input"], view)
-        elif "purity.alias_group" in attrs:
-            group_members.append((output, attrs["purity.alias_group"], view))
-    for output, group, view in group_members:
-        if group in group_bases:
-            convention.output_bases[output] = (group_bases[group], view)
-    for index, attrs in enumerate(arg_attrs):
-        if "iree.abi.output" in attrs:
-            convention.tied_inputs.add(index)
-        if "purity.synthetic_base_of" in attrs:
-            convention.synthetic_bases.append((attrs["purity.synthetic_base_of"], attrs["purity.sizes"][0]))
-        if "purity.new_sizes" in attrs:
-            convention.metadata_mutations[index] = ViewGeometry(
-                attrs["purity.new_sizes"], attrs["purity.new_strides"], attrs["purity.new_storage_offset"]
-            )
-    return convention
-
-
-def _attr_dicts(function, key: str) -> list[dict[str, object]]:
-    if key not in function.attributes:
-        return []
-    return [
-        {name: _python_value(attr) for name, attr in dict_entries(d).items() if name.startswith(("purity.", "iree.abi."))}
-        for d in ir.ArrayAttr(function.attributes[key])
-    ]
-
-
-def _python_value(attr):
-    for kind, convert in (
-        (ir.ArrayAttr, lambda a: [_python_value(element) for element in a]),
-        (ir.DenseI64ArrayAttr, lambda a: tuple(a)),
-        (ir.IntegerAttr, lambda a: a.value),
-        (ir.StringAttr, lambda a: a.value),
-    ):
-        try:
-            return convert(kind(attr))
-        except (ValueError, TypeError):
-            continue
-    return str(attr)
+from ..iree.runtime import Executable, flatten_arguments, input_signature, unflatten_arguments
 
 
 # ----------------------------------------------------------------------------
@@ -186,14 +101,12 @@ def build_entry(
     mutable_ir = module.operation.get_asm(enable_debug_info=True)
     lowered = lowering_worker.lower(mutable_ir, dump_dir)
     seconds.update(lowered.seconds)
-    convention = convention_from_value_boundary_ir(lowered.value_boundary)
-    convention.unwritten_inputs = set(lowered.unwritten_arguments)
-    convention.result_storage = list(lowered.result_storage)
+    convention = lowered.convention
     start = time.perf_counter()
     try:
-        vmfb = compile_linalg(lowered.linalg, target)
+        vmfb = compile_linalg(lowered.iree_input, target)
     except IreeCompileError as error:
-        path = write_failing_ir(lowered.linalg, "iree-compile", dump_dir)
+        path = write_failing_ir(lowered.iree_input, "iree-compile", dump_dir)
         raise PurityError(
             "compile",
             f"IREE failed for target '{target}': {error}\n  reproduce with: {iree_compile_command(str(path), target)}",
@@ -216,8 +129,7 @@ class CompiledProgram:
     """What `torch_purity.compile` returns: call it like the eager program."""
 
     def __init__(self, program, target: str = "cpu", dump_dir: str | None = None) -> None:
-        if target not in ("cpu", "cuda"):
-            raise ValueError(f"unknown target '{target}' (known: cpu, cuda)")
+        get_target(target)  # a ValueError naming the known targets
         self.program = program
         self.target = target
         self.dump_dir = dump_dir
@@ -287,7 +199,7 @@ class CompiledProgram:
 
 
 def compile(program, *example_inputs, target: str = "cpu", dump_dir: str | None = None) -> CompiledProgram:
-    """Compiles `program` (a function or nn.Module) for `target` ("cpu" or "cuda").
+    """Compiles `program` (a function or nn.Module) for `target` (`iree.targets.TARGETS`: "cpu", "cuda").
 
     With example inputs, the first entry is compiled now (errors surface here);
     other shapes, dtypes, layouts or input aliasing compile on first use."""

@@ -37,111 +37,21 @@ import numpy as np
 import torch
 import torch.utils._pytree as pytree
 
+from ..contract import CallingConvention, IndexCheck
 from ..errors import PurityError, PurityIndexError
-from .iree_runtime import LoadedModule, to_host
+from .module import LoadedModule, to_host
 
-_TORCH_DTYPES = {
-    "f32": torch.float32, "f64": torch.float64, "f16": torch.float16, "bf16": torch.bfloat16,
-    "si64": torch.int64, "si32": torch.int32, "si16": torch.int16, "si8": torch.int8,
-    "ui8": torch.uint8, "i1": torch.bool,
-}
 # IREE's buffers start on 64-byte boundaries. A view starting inside its
 # storage (x[1:]) is not aligned that way; writing one through the tie
 # crashed on the CPU (found by `purity fuzz`), so such an input is copied.
 _IMPORT_ALIGNMENT = 64
 
 
-@dataclass(frozen=True)
-class ViewGeometry:
-    sizes: tuple[int, ...]
-    strides: tuple[int, ...]
-    offset: int
-
-
-@dataclass
-class CallingConvention:
-    """How the compiled `main`'s results map back onto the eager program."""
-
-    output_results: list[int]  # result index of each program output
-    output_views: dict[int, tuple[int, ViewGeometry]]  # program output -> (input, view of it)
-    written_inputs: list[tuple[int, int]]  # (result index, input index)
-    metadata_mutations: dict[int, ViewGeometry]  # input index -> its new layout
-    result_dtypes: list[torch.dtype | None]
-    # Extra trailing arguments: (members, length) of each synthetic base, a
-    # 1-d view of the members' storage from its first element.
-    synthetic_bases: list[tuple[tuple[int, ...], int]] = field(default_factory=list)
-    # purity-functionalize's records "kind|op|location|target|view chain", for reports.
-    mutations: list[str] = field(default_factory=list)
-    # Written inputs whose final value IREE stores into their own buffer (iree.abi.output).
-    tied_inputs: set[int] = field(default_factory=set)
-    # Arguments the compiled code only reads (purity.unwritten, from the linalg IR).
-    unwritten_inputs: set[int] = field(default_factory=set)
-    # (result index, shape) of each storage argument, the last arguments
-    # (purity.result_storage, from the linalg IR): the caller passes a fresh
-    # tensor for each, and IREE writes the result into it.
-    result_storage: list[tuple[int, tuple[int, ...]]] = field(default_factory=list)
-    # (result index, "aten op|file:line|number of flags" per check) of the
-    # index checks' flags (purity-check-indices), or None without checks.
-    index_checks: tuple[int, tuple[str, ...]] | None = None
-    # Program output -> (result index of an intermediate, view of it): outputs
-    # that view one intermediate are handed out as views of that result.
-    output_bases: dict[int, tuple[int, ViewGeometry]] = field(default_factory=dict)
-
-    def arguments(self, tensors: list[torch.Tensor]) -> list[torch.Tensor]:
-        """The compiled function's arguments: the inputs, then each synthetic
-        base as a view of its members' storage (writes to it reach them all)."""
-        bases = [torch.as_strided(tensors[members[0]], (length,), (1,), 0) for members, length in self.synthetic_bases]
-        return [*tensors, *bases]
-
-    def to_json(self) -> dict[str, object]:
-        def geometry(view: ViewGeometry) -> list[object]:
-            return [list(view.sizes), list(view.strides), view.offset]
-
-        return {
-            "output_results": self.output_results,
-            "output_views": [[output, input_index, geometry(view)] for output, (input_index, view) in self.output_views.items()],
-            "written_inputs": [list(pair) for pair in self.written_inputs],
-            "metadata_mutations": [[index, geometry(view)] for index, view in self.metadata_mutations.items()],
-            "result_dtypes": [_dtype_name(dtype) for dtype in self.result_dtypes],
-            "synthetic_bases": [[list(members), length] for members, length in self.synthetic_bases],
-            "mutations": self.mutations,
-            "tied_inputs": sorted(self.tied_inputs),
-            "unwritten_inputs": sorted(self.unwritten_inputs),
-            "result_storage": [[result, list(shape)] for result, shape in self.result_storage],
-            "index_checks": None if self.index_checks is None else [self.index_checks[0], list(self.index_checks[1])],
-            "output_bases": [[output, base, geometry(view)] for output, (base, view) in self.output_bases.items()],
-        }
-
-    @classmethod
-    def from_json(cls, data: dict) -> CallingConvention:
-        def geometry(value: list) -> ViewGeometry:
-            sizes, strides, offset = value
-            return ViewGeometry(tuple(sizes), tuple(strides), offset)
-
-        return cls(
-            output_results=list(data["output_results"]),
-            output_views={output: (input_index, geometry(view)) for output, input_index, view in data["output_views"]},
-            written_inputs=[(result, input_index) for result, input_index in data["written_inputs"]],
-            metadata_mutations={index: geometry(view) for index, view in data["metadata_mutations"]},
-            result_dtypes=[getattr(torch, name) if name else None for name in data["result_dtypes"]],
-            synthetic_bases=[(tuple(members), length) for members, length in data["synthetic_bases"]],
-            mutations=list(data["mutations"]),
-            tied_inputs=set(data["tied_inputs"]),
-            unwritten_inputs=set(data["unwritten_inputs"]),
-            result_storage=[(result, tuple(shape)) for result, shape in data["result_storage"]],
-            index_checks=None if data.get("index_checks") is None else (data["index_checks"][0], tuple(data["index_checks"][1])),
-            output_bases={output: (base, geometry(view)) for output, base, view in data.get("output_bases", [])},
-        )
-
-
-def _dtype_name(dtype: torch.dtype | None) -> str | None:
-    return None if dtype is None else str(dtype).removeprefix("torch.")
-
-
-def dtype_of_type_text(type_text: str) -> torch.dtype | None:
-    """The torch dtype of a `!torch.vtensor<[...],f32>` type's text."""
-    element = type_text.rsplit(",", 1)[-1].rstrip(">")
-    return _TORCH_DTYPES.get(element)
+def synthetic_base_arguments(convention: CallingConvention, tensors: list[torch.Tensor]) -> list[torch.Tensor]:
+    """The compiled function's arguments: the inputs, then each synthetic
+    base as a view of its members' storage (writes to it reach them all)."""
+    bases = [torch.as_strided(tensors[members[0]], (length,), (1,), 0) for members, length in convention.synthetic_bases]
+    return [*tensors, *bases]
 
 
 # ----------------------------------------------------------------------------
@@ -229,11 +139,10 @@ class Executable:
     # when the program is traced (or read from a saved program).
     output_spec: list = field(default_factory=list)
 
-    # Per input slot: (data_ptr, buffer view over the caller's memory, storage
-    # address range) of the last call, reused while the same memory comes
-    # again. Holding the view keeps that tensor's storage alive until another
+    # Per input slot: (data_ptr, buffer view over the caller's memory) of the
+    # last call, reused while the same memory comes again. Holding the view keeps that tensor's storage alive until another
     # tensor takes the slot.
-    imports: dict[int, tuple[int, object, tuple[int, int]]] = field(default_factory=dict)
+    imports: dict[int, tuple[int, object]] = field(default_factory=dict)
     zero_copy_inputs: set[int] | None = None
     # How calls cross to IREE: "unchecked" until the first call, then "in
     # place" (torch's memory, imported) or "host copies" (IREE's invoker).
@@ -257,12 +166,12 @@ class Executable:
 
     def run(self, args: Sequence[object]):
         convention = self.convention
-        tensors = convention.arguments([args[i] for i in self.tensor_positions])
+        tensors = synthetic_base_arguments(convention, [args[i] for i in self.tensor_positions])
         needing_grad = _inputs_needing_grad(tensors, convention) if torch.is_grad_enabled() else ()
         on_target = self.on_target
         if on_target is None:
-            target = self.module.target  # named as torch names the device
-            on_target = all(t.device.type == target for t in tensors)
+            device_type = self.module.device_type
+            on_target = all(t.device.type == device_type for t in tensors)
             if self.devices_fixed:
                 self.on_target = on_target
         try:
@@ -289,7 +198,6 @@ class Executable:
                 for input_index, layout in convention.metadata_mutations.items():
                     tensors[input_index].as_strided_(layout.sizes, layout.strides, layout.offset)
         outputs = []
-        handed_out: list[tuple[int, int]] | None = None
         for output, result_index in enumerate(convention.output_results):
             if output in convention.output_views:
                 input_index, view = convention.output_views[output]
@@ -299,12 +207,7 @@ class Executable:
                 base_result, view = convention.output_bases[output]
                 outputs.append(results[base_result].as_strided(view.sizes, view.strides, view.offset))
                 continue
-            result = results[result_index]
-            if result_index in self._exported_results or result.dtype != convention.result_dtypes[result_index]:
-                if handed_out is None:
-                    handed_out = [self.imports[i][2] for i in imported]
-                result = _hand_out(result, convention.result_dtypes[result_index], handed_out)
-            outputs.append(result)  # a storage tensor: the output's own memory
+            outputs.append(results[result_index])  # a storage tensor: the output's own memory
         if needing_grad:
             outputs = _without_backward(outputs, convention, needing_grad)
         return self._rebuild_outputs(outputs)
@@ -334,7 +237,7 @@ class Executable:
         if self.zero_copy_inputs is None:
             self.zero_copy_inputs = self._zero_copy_candidates(tensors)
         module, convention = self.module, self.convention
-        device = tensors[0].device if tensors else torch.device(module.target)
+        device = tensors[0].device if tensors else torch.device(module.device_type)
         zero_copy, imports = self.zero_copy_inputs, self.imports
         arguments, imported, passed = [], [], []
         for index, tensor in enumerate(tensors):
@@ -367,7 +270,7 @@ class Executable:
         if device.type == "cuda":
             torch.cuda.current_stream(device).synchronize()
         try:
-            exported = module.invoke(arguments, len(convention.result_dtypes))
+            module.invoke(arguments, len(convention.result_dtypes))
         except RuntimeError as error:
             if self.hand_over != "unchecked" or "PERMISSION_DENIED" not in str(error):
                 raise
@@ -377,7 +280,7 @@ class Executable:
         if self.hand_over == "unchecked":
             self.hand_over = "in place"
             self.zero_copy_inputs = None  # tied inputs join from the next call
-        return _Results(results, exported), imported
+        return results, imported
 
     @cached_property
     def _tied_results(self) -> list[tuple[int, int]]:
@@ -393,13 +296,6 @@ class Executable:
     def _storage(self) -> list[tuple[int, tuple[int, ...], torch.dtype]]:
         dtypes = self.convention.result_dtypes
         return [(result, shape, dtypes[result]) for result, shape in self.convention.result_storage]
-
-    @cached_property
-    def _exported_results(self) -> set[int]:
-        """Results with neither a storage argument nor a tie: outputs that are
-        views of inputs (never read), and any the pipeline could not store."""
-        covered = {r for r, _ in self._tied_results} | {r for r, _ in self.convention.result_storage}
-        return {r for r in range(len(self.convention.result_dtypes)) if r not in covered}
 
     def _zero_copy_candidates(self, tensors: list[torch.Tensor]) -> set[int]:
         """Tied inputs (from the second call on), and inputs IREE cannot
@@ -422,7 +318,7 @@ class Executable:
         if not tensor.is_contiguous() or tensor.numel() == 0 or address % _IMPORT_ALIGNMENT:
             return None
         view = self.module.import_tensor(tensor.detach())
-        self.imports[index] = (address, view, _address_range(tensor))
+        self.imports[index] = (address, view)
         return view
 
     def _invoke_generic(self, tensors: list[torch.Tensor]) -> tuple[list[torch.Tensor], list[int]]:
@@ -434,11 +330,13 @@ class Executable:
         convention = self.convention
         arguments = [_host_array(t) for t in tensors]
         arguments += [np.zeros(shape, dtype=_host_dtype(convention.result_dtypes[r])) for r, shape in convention.result_storage]
-        results = [torch.from_numpy(to_host(r)) for r in self.module(arguments)]
+        results = [
+            _with_dtype(torch.from_numpy(to_host(r)), dtype) for r, dtype in zip(self.module(arguments), convention.result_dtypes)
+        ]
         return [r.to(device) for r in results] if device.type != "cpu" else results, []
 
 
-def _raise_on_failed_check(flags: torch.Tensor, checks: tuple[str, ...]) -> None:
+def _raise_on_failed_check(flags: torch.Tensor, checks: tuple[IndexCheck, ...]) -> None:
     """Raises for the first index check that failed. Called before any
     effect is applied: the compiled code guarded its in-place writes on the
     same flags, so the caller's tensors hold what they held."""
@@ -451,17 +349,16 @@ def _raise_on_failed_check(flags: torch.Tensor, checks: tuple[str, ...]) -> None
         return
     else:
         failed = int((~flags).nonzero()[0, 0])
-    for check in checks:  # "op|file:line|number of flags"
-        op, source, count = check.rsplit("|", 2)
-        if failed < int(count):
+    for check in checks:
+        if failed < check.count:
             break
-        failed -= int(count)
+        failed -= check.count
     raise PurityIndexError(
         "run",
         "index out of range (the compiled program checked its indices before writing; "
         "the caller's tensors are untouched)",
-        op=op,
-        source=source or None,
+        op=check.op,
+        source=check.location or None,
     )
 
 
@@ -516,24 +413,6 @@ def _without_backward(outputs: list[torch.Tensor], convention: CallingConvention
     ]
 
 
-class _Results(dict):
-    """The tensor each result was written into; a result without one is
-    taken from IREE's own buffer when asked for (CPU only: IREE's CUDA
-    allocator cannot export it)."""
-
-    def __init__(self, written: dict[int, torch.Tensor], exported) -> None:
-        super().__init__(written)
-        self._exported = exported
-
-    def __missing__(self, result: int) -> torch.Tensor:
-        return self._exported[result]
-
-
-def _address_range(tensor: torch.Tensor) -> tuple[int, int]:
-    start = tensor.untyped_storage().data_ptr()
-    return start, start + tensor.untyped_storage().nbytes()
-
-
 def _host_array(tensor: torch.Tensor) -> np.ndarray:
     """The tensor as a C-contiguous host array for IREE's invoker, which
     copies it into a buffer of its own (test_iree_copies_host_array_arguments)."""
@@ -550,18 +429,10 @@ def _host_dtype(dtype: torch.dtype | None) -> np.dtype:
     return torch.empty(0, dtype=dtype or torch.float32).numpy().dtype
 
 
-def _hand_out(result: torch.Tensor, dtype: torch.dtype | None, handed_out: list[tuple[int, int]]) -> torch.Tensor:
-    """An output over IREE's result buffer, without a copy, unless that memory
-    is already somebody's: a caller's tensor handed over in place, or an
-    earlier output (CSE can merge two outputs into one buffer). `handed_out`
-    collects the ranges given away so far."""
-    start = result.data_ptr()
-    end = start + result.numel() * result.element_size()
-    for other_start, other_end in handed_out:
-        if start < other_end and other_start < end:
-            result = result.clone()
-            break
-    else:
-        if end > start:
-            handed_out.append((start, end))
-    return result.to(dtype) if dtype is not None and result.dtype != dtype else result
+def _with_dtype(result: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
+    """A host result as the program's dtype: IREE's invoker returns signless
+    integers as signed (a uint8 result comes back int8), so the bits are
+    reinterpreted."""
+    if result.dtype == dtype:
+        return result
+    return result.view(dtype) if result.element_size() == torch.empty((), dtype=dtype).element_size() else result.to(dtype)

@@ -1,0 +1,162 @@
+"""Typed readers and writers of the contract's attributes on MLIR ops, and
+`read_calling_convention`: the runtime's calling convention from the last
+stage's IR alone (iree-abi), whose attributes carry every earlier stage's
+facts the runtime needs."""
+
+from __future__ import annotations
+
+from torch_mlir import ir
+
+from . import (
+    ALIAS_BASE,
+    ALIAS_GROUP,
+    ALIASES_INPUT,
+    ATTRIBUTE_PREFIXES,
+    IREE_OUTPUT,
+    INDEX_CHECKS,
+    MUTATIONS,
+    NEW_SIZES,
+    NEW_STORAGE_OFFSET,
+    NEW_STRIDES,
+    RESULT_ELEMENT_TYPES,
+    RESULT_STORAGE,
+    SYNTHETIC_BASE_OF,
+    TORCH_DTYPES,
+    UNWRITTEN,
+    VIEW_SIZES,
+    VIEW_STORAGE_OFFSET,
+    VIEW_STRIDES,
+    WRITTEN_INPUT,
+    CallingConvention,
+    IndexCheck,
+    Layout,
+    MutationRecord,
+)
+from ..errors import PurityError
+from ..ir_helpers.functions import dict_entries, function_type, i64_attr, main_function
+
+# Argument/result attribute triples holding a Layout.
+NEW_LAYOUT = (NEW_SIZES, NEW_STRIDES, NEW_STORAGE_OFFSET)
+VIEW_LAYOUT = (VIEW_SIZES, VIEW_STRIDES, VIEW_STORAGE_OFFSET)
+
+
+def layout_attrs(layout: Layout, names: tuple[str, str, str]) -> dict[str, ir.Attribute]:
+    sizes, strides, offset = names
+    return {
+        sizes: ir.DenseI64ArrayAttr.get(list(layout.sizes)),
+        strides: ir.DenseI64ArrayAttr.get(list(layout.strides)),
+        offset: i64_attr(layout.offset),
+    }
+
+
+def mutations_attr(records: list[MutationRecord]) -> ir.ArrayAttr:
+    return ir.ArrayAttr.get([_string_dict(record.to_json()) for record in records])
+
+
+def read_mutations(function: ir.Operation) -> list[MutationRecord]:
+    if MUTATIONS not in function.attributes:
+        return []
+    return [MutationRecord.from_json(_python_value(d)) for d in ir.ArrayAttr(function.attributes[MUTATIONS])]
+
+
+def index_checks_attr(checks: list[IndexCheck]) -> ir.ArrayAttr:
+    return ir.ArrayAttr.get(
+        [_string_dict({"op": c.op, "location": c.location, "count": i64_attr(c.count)}) for c in checks]
+    )
+
+
+def element_types_attr(types: list[ir.Type]) -> ir.ArrayAttr:
+    """The Torch element type of each result (`si64`, `f32`, ...)."""
+    return ir.ArrayAttr.get([ir.StringAttr.get(element_type_of(t)) for t in types])
+
+
+def element_type_of(tensor_type: ir.Type) -> str:
+    """`!torch.vtensor<[2,3],si64>` -> "si64"."""
+    return str(tensor_type).rsplit(",", 1)[-1].rstrip(">")
+
+
+def _string_dict(entries: dict[str, object]) -> ir.DictAttr:
+    return ir.DictAttr.get({k: ir.StringAttr.get(v) if isinstance(v, str) else v for k, v in entries.items()})
+
+
+def contract_attrs(function: ir.Operation, key: str) -> list[dict[str, object]]:
+    """The contract's attributes of each argument (`arg_attrs`) or result
+    (`res_attrs`), as Python values, one dict per position."""
+    count = len(function_type(function).inputs if key == "arg_attrs" else function_type(function).results)
+    found = list(ir.ArrayAttr(function.attributes[key])) if key in function.attributes else []
+    dicts = [
+        {name: _python_value(attr) for name, attr in dict_entries(d).items() if name.startswith(ATTRIBUTE_PREFIXES)}
+        for d in found
+    ]
+    return dicts + [{} for _ in range(count - len(dicts))]
+
+
+def _python_value(attr: ir.Attribute) -> object:
+    for kind, convert in (
+        (ir.DictAttr, lambda a: {name: _python_value(v) for name, v in dict_entries(a).items()}),
+        (ir.ArrayAttr, lambda a: [_python_value(element) for element in a]),
+        (ir.DenseI64ArrayAttr, tuple),
+        (ir.UnitAttr, lambda a: True),
+        (ir.IntegerAttr, lambda a: a.value),
+        (ir.StringAttr, lambda a: a.value),
+    ):
+        try:
+            typed = kind(attr)
+        except (ValueError, TypeError):
+            continue
+        return convert(typed)
+    return str(attr)
+
+
+def _layout(attrs: dict[str, object], names: tuple[str, str, str]) -> Layout:
+    sizes, strides, offset = names
+    return Layout(tuple(attrs[sizes]), tuple(attrs[strides]), attrs[offset])
+
+
+def read_calling_convention(module: ir.Module) -> CallingConvention:
+    """The calling convention of the iree-abi stage's `main`."""
+    function = main_function(module)
+    result_attrs = contract_attrs(function, "res_attrs")
+    arg_attrs = contract_attrs(function, "arg_attrs")
+    element_types = _python_value(function.attributes[RESULT_ELEMENT_TYPES])
+    unknown = sorted({t for t in element_types if t not in TORCH_DTYPES})
+    if unknown:
+        raise PurityError("compile", f"results of element type {', '.join(unknown)} are not supported")
+    convention = CallingConvention(
+        [], {}, [], {}, [TORCH_DTYPES[t] for t in element_types], mutations=read_mutations(function)
+    )
+    group_bases: dict[int, int] = {}  # alias group -> result index of the intermediate its outputs view
+    group_members: list[tuple[int, int, Layout]] = []
+    for index, attrs in enumerate(result_attrs):
+        if WRITTEN_INPUT in attrs:
+            convention.written_inputs.append((index, attrs[WRITTEN_INPUT]))
+        elif INDEX_CHECKS in attrs:
+            checks = tuple(IndexCheck(c["op"], c["location"], c["count"]) for c in attrs[INDEX_CHECKS])
+            convention.index_checks = (index, checks)
+        elif ALIAS_BASE in attrs:
+            group_bases[attrs[ALIAS_BASE]] = index
+        else:
+            output = len(convention.output_results)
+            convention.output_results.append(index)
+            if VIEW_SIZES not in attrs:
+                continue
+            if ALIASES_INPUT in attrs:
+                convention.output_views[output] = (attrs[ALIASES_INPUT], _layout(attrs, VIEW_LAYOUT))
+            elif ALIAS_GROUP in attrs:
+                group_members.append((output, attrs[ALIAS_GROUP], _layout(attrs, VIEW_LAYOUT)))
+    for output, group, view in group_members:
+        if group in group_bases:
+            convention.output_bases[output] = (group_bases[group], view)
+    argument_types = function_type(function).inputs
+    for index, attrs in enumerate(arg_attrs):
+        if IREE_OUTPUT in attrs and RESULT_STORAGE not in attrs:
+            convention.tied_inputs.add(index)
+        if SYNTHETIC_BASE_OF in attrs:
+            convention.synthetic_bases.append((attrs[SYNTHETIC_BASE_OF], ir.RankedTensorType(argument_types[index]).shape[0]))
+        if NEW_SIZES in attrs:
+            convention.metadata_mutations[index] = _layout(attrs, NEW_LAYOUT)
+        if UNWRITTEN in attrs:
+            convention.unwritten_inputs.add(index)
+        if RESULT_STORAGE in attrs:
+            convention.result_storage.append((attrs[RESULT_STORAGE], tuple(ir.RankedTensorType(argument_types[index]).shape)))
+    return convention

@@ -1,0 +1,99 @@
+"""IREE: linalg-on-tensors -> a loaded module, for a target of `targets.TARGETS`.
+
+Loading and calling need IREE's runtime only; the compiler is imported when
+something is compiled, so saved programs run where it is not installed."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from functools import cached_property
+
+import iree.runtime as iree_runtime
+import numpy as np
+import torch
+from torch.utils.dlpack import to_dlpack
+
+from ..errors import PurityError
+from .targets import get_target
+
+class IreeCompileError(Exception):
+    pass
+
+
+def compile_linalg(text: str, target: str) -> bytes:
+    """A VM flatbuffer for `target` from linalg-on-tensors text."""
+    import iree.compiler as iree_compiler
+
+    flags = get_target(target).compile_flags
+    try:
+        return iree_compiler.compile_str(text, input_type="auto", extra_args=flags)
+    except iree_compiler.CompilerToolError as error:
+        raise IreeCompileError(str(error)) from None
+
+
+def iree_compile_command(ir_path: str, target: str) -> str:
+    return " ".join(["iree-compile", ir_path, *get_target(target).compile_flags, "-o", "module.vmfb"])
+
+
+@dataclass(frozen=True)
+class _Opened:
+    """A device and a context holding the module, opened on first use."""
+
+    device: object
+    main: object  # IREE's generic invoker of `main`
+    vm_context: object
+    vm_function: object
+    keep: object  # the SystemContext that owns the rest
+
+
+@dataclass
+class LoadedModule:
+    """A compiled `main`, in its own IREE context from the first call on (so
+    code for the GPU can be compiled and saved where there is none)."""
+
+    target: str
+    vmfb: bytes
+
+    def __post_init__(self) -> None:
+        self.device_type = get_target(self.target).device_type
+
+    @cached_property
+    def _opened(self) -> _Opened:
+        driver = get_target(self.target).driver
+        try:
+            config = iree_runtime.Config(driver)
+        except RuntimeError as error:
+            raise PurityError("run", f"IREE cannot open a '{driver}' device here: {str(error).splitlines()[0]}") from None
+        context = iree_runtime.SystemContext(config=config)
+        context.add_vm_module(iree_runtime.VmModule.copy_buffer(config.vm_instance, self.vmfb))
+        module = context.modules.module
+        return _Opened(config.device, module["main"], context.vm_context, module.vm_module.lookup_function("main"), context)
+
+    def __call__(self, arguments: list) -> list:
+        """Calls `main` through IREE's generic invoker (host arrays in, device arrays out)."""
+        results = self._opened.main(*arguments)
+        return list(results) if isinstance(results, (list, tuple)) else [results]
+
+    def import_tensor(self, tensor: torch.Tensor) -> iree_runtime.HalBufferView:
+        """IREE's view of the tensor's memory, without a copy (DLPack). The
+        tensor must be contiguous, on this module's device, and start on a
+        64-byte boundary; the view keeps it alive. IREE can read and write
+        the view with dispatches, but refuses transfers into it (DLPack
+        imports allow READ|WRITE, not DISCARD_WRITE)."""
+        return self._opened.device.from_dlpack_capsule(to_dlpack(tensor))
+
+    def invoke(self, arguments: list[iree_runtime.HalBufferView], result_count: int) -> None:
+        """Calls `main` straight through the VM (a few µs instead of the
+        generic invoker's ~15). Returns when its work is done; every result
+        was written into an argument (storage or tied), so none is read here."""
+        argument_list = iree_runtime.VmVariantList(len(arguments))
+        for view in arguments:
+            argument_list.push_ref(view)
+        result_list = iree_runtime.VmVariantList(result_count)
+        opened = self._opened
+        opened.vm_context.invoke(opened.vm_function, argument_list, result_list)
+
+
+def to_host(result) -> np.ndarray:
+    return np.asarray(result.to_host()) if hasattr(result, "to_host") else np.asarray(result)

@@ -1,0 +1,18 @@
+"""Passes that exist because the code runs on IREE 3.13: its ABI (tied
+arguments, result storage) and workarounds for its behaviours. Each module
+names the IREE behaviour it works around (grep `IREE-WORKAROUND`) and how to
+tell when it can go. Registered in `torch_purity.registry`; lit tests in
+`test/Passes/IREE/`.
+"""
+
+from __future__ import annotations
+
+# pass name -> (module in this package, class)
+PASS_MODULES: dict[str, tuple[str, str]] = {
+    "purity-tie-written-inputs": ("tie_written_inputs", "TieWrittenInputs"),
+    "purity-isolate-results": ("isolate_results", "IsolateResults"),
+    "purity-copy-overlapping-slice-sources": ("copy_overlapping_slice_sources", "CopyOverlappingSliceSources"),
+    "purity-dispatch-argument-writes": ("dispatch_argument_writes", "DispatchArgumentWrites"),
+    "purity-store-results-in-arguments": ("store_results_in_arguments", "StoreResultsInArguments"),
+    "purity-mark-unwritten-arguments": ("mark_unwritten_arguments", "MarkUnwrittenArguments"),
+}

@@ -1,0 +1,131 @@
+"""purity-tie-written-inputs: IREE's tie policy, where a written argument's final value may be stored in place.
+
+Runs on value-boundary Torch IR (after purity-expose-input-writes), because
+the rule reasons about Torch ops. A result with `purity.written_input = i`
+is the final value of argument `i`; this pass gives the argument
+`iree.abi.output = <result index> : index`, so IREE stores the result in the
+argument's buffer and a write through a view (a `tensor.insert_slice` after
+lowering) is done in place instead of copying the whole tensor. Only where
+that is safe:
+
+IREE-WORKAROUND(tied-argument-read-order): IREE 3.13 does not order other
+reads of an argument before writes into its tied buffer (measured:
+`old = x.clone(); x.add_(1); return old` returned the new values; an
+overlapping `x[1:].copy_(x[:-1].clone())` failed at run time). So the tie is
+added only where no read of the original value can come after a write into
+the buffer:
+- every use of the original value is as the base of a `select_scatter` /
+  `slice_scatter` (a row or slice written into it), or a read marked
+  `purity.guard_read` (purity-check-indices: the region the write replaces);
+- or the update is pointwise (an optimizer step, `x.mul_(a).add_(g)`): every
+  op from the argument to its final value is in `ops.POINTWISE_OPS` with the
+  argument's shape, and every read of the argument leads to the final value,
+  so each element is read before, or in the same dispatch as, the write of
+  that element.
+A value written into two arguments is never tied (beyond IREE's aliasing).
+Otherwise the final value comes back in a buffer of its own and the runtime
+copies it. When it can go: `test/e2e/test_programs.py`'s `clone_then_write`
+style programs pass with every written argument tied.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from torch_mlir.ir import IndexType, IntegerAttr, Operation, OpResult
+
+from ... import contract
+from ...ir_helpers.functions import function_ops, result_attr, set_arg_attrs
+from ...ir_helpers.torch_values import static_sizes
+from ...ops import POINTWISE_OPS
+from ...passes.base import ModulePass
+
+
+@dataclass(frozen=True)
+class TieWrittenInputs(ModulePass):
+    """Ties each written argument to its final value's result (iree.abi.output) where IREE keeps reads before the write."""
+
+    name = "purity-tie-written-inputs"
+
+    def apply(self, module: Operation) -> None:
+        for function in function_ops(module):
+            _tie(function)
+
+
+def _tie(function: Operation) -> None:
+    block = function.regions[0].blocks[0]
+    return_op = block.operations[len(block.operations) - 1].operation
+    final_values: dict[int, tuple[int, object]] = {}  # argument -> (result index, final value)
+    for index, value in enumerate(return_op.operands):
+        written = result_attr(function, index, contract.WRITTEN_INPUT)
+        if written is not None:
+            final_values[IntegerAttr(written).value] = (index, value)
+    for argument_index, (result_index, final) in final_values.items():
+        argument = block.arguments[argument_index]
+        shared = sum(1 for _, other in final_values.values() if other == final) > 1
+        if not shared and (_only_written_into(argument) or _updated_pointwise(argument, final)):
+            set_arg_attrs(
+                function, argument_index, {contract.IREE_OUTPUT: IntegerAttr.get(IndexType.get(function.context), result_index)}
+            )
+
+
+_IN_PLACE_BASES = ("torch.aten.select_scatter", "torch.aten.slice_scatter")
+
+
+def _only_written_into(argument) -> bool:
+    """Every use of the argument's original value is as the base a region is
+    written into: nothing reads it after its tied buffer starts changing."""
+    uses = list(argument.uses)
+    return bool(uses) and all(
+        (use.owner.name in _IN_PLACE_BASES and use.operand_number == 0) or contract.GUARD_READ in use.owner.attributes
+        for use in uses
+    )
+
+
+def _updated_pointwise(argument, final) -> bool:
+    """The argument's final value comes from it through pointwise ops of its
+    shape only, and each of its reads feeds that final value."""
+    if not isinstance(final, OpResult):
+        return False
+    shape = static_sizes(argument.type)
+    if shape is None:
+        return False
+    feeding_final = _producers(final)
+    pending, seen = [argument], set()
+    while pending:
+        value = pending.pop()
+        for use in value.uses:
+            user = use.owner
+            if user.name == "func.return":
+                if value == argument:
+                    return False  # the original value is returned as it was
+                continue
+            if user.name not in POINTWISE_OPS or static_sizes(user.results[0].type) != shape:
+                if value == argument or user.operation in feeding_final:
+                    return False
+                continue  # reads a derived value: in its own buffer, or the final value once written
+            key = user.operation
+            if key not in feeding_final:
+                if value == argument:
+                    return False  # a read of the original that the final value does not wait for
+                continue
+            if key not in seen:
+                seen.add(key)
+                pending.append(user.results[0])
+    return True
+
+
+def _producers(value) -> set[object]:
+    """The ops `value` is computed from, its own included."""
+    keys, pending = set(), [value]
+    while pending:
+        current = pending.pop()
+        if not isinstance(current, OpResult):
+            continue
+        op = current.owner.operation
+        if op in keys:
+            continue
+        keys.add(op)
+        pending.extend(op.operands)
+    return keys
+

@@ -1,0 +1,101 @@
+// RUN: purity-opt %s --purity-tie-written-inputs --split-input-file | filecheck %s
+
+// The update is pointwise (an add of the argument's shape is its only read),
+// so the argument's final value (result 1) is tied to its buffer.
+// CHECK-LABEL: func.func @written_argument(
+// CHECK-SAME: %{{.*}}: !torch.vtensor<[3],f32> {iree.abi.output = 1 : index, purity.input = "input:0"}, %{{.*}}: !torch.vtensor<[3],f32>)
+func.func @written_argument(%arg0: !torch.vtensor<[3],f32> {purity.input = "input:0"}, %arg1: !torch.vtensor<[3],f32>) -> (!torch.vtensor<[3],f32>, !torch.vtensor<[3],f32> {purity.written_input = 0 : i64}) attributes {purity.result_element_types = ["f32", "f32"]} {
+  %int1 = torch.constant.int 1
+  %0 = torch.aten.add.Tensor %arg0, %arg1, %int1 : !torch.vtensor<[3],f32>, !torch.vtensor<[3],f32>, !torch.int -> !torch.vtensor<[3],f32>
+  %1 = torch.aten.mul.Tensor %0, %arg1 : !torch.vtensor<[3],f32>, !torch.vtensor<[3],f32> -> !torch.vtensor<[3],f32>
+  return %1, %0 : !torch.vtensor<[3],f32>, !torch.vtensor<[3],f32>
+}
+
+// -----
+
+// Two written arguments, each tied to its own final value (pointwise updates).
+// CHECK-LABEL: func.func @two_written(
+// CHECK-SAME: %{{.*}}: !torch.vtensor<[2],f32> {iree.abi.output = 0 : index}, %{{.*}}: !torch.vtensor<[2],f32> {iree.abi.output = 1 : index})
+func.func @two_written(%arg0: !torch.vtensor<[2],f32>, %arg1: !torch.vtensor<[2],f32>) -> (!torch.vtensor<[2],f32> {purity.written_input = 0 : i64}, !torch.vtensor<[2],f32> {purity.written_input = 1 : i64}) attributes {purity.result_element_types = ["f32", "f32"]} {
+  %int1 = torch.constant.int 1
+  %0 = torch.aten.add.Scalar %arg0, %int1, %int1 : !torch.vtensor<[2],f32>, !torch.int, !torch.int -> !torch.vtensor<[2],f32>
+  %1 = torch.aten.sub.Scalar %arg1, %int1, %int1 : !torch.vtensor<[2],f32>, !torch.int, !torch.int -> !torch.vtensor<[2],f32>
+  return %0, %1 : !torch.vtensor<[2],f32>, !torch.vtensor<[2],f32>
+}
+
+// -----
+
+// The original value is read besides being written into: no tie (IREE would
+// not order that read before writes into the tied buffer); the final value
+// comes back in a buffer of its own, for the runtime to copy.
+// CHECK-LABEL: func.func @original_value_also_read(
+// CHECK-NOT: iree.abi.output
+func.func @original_value_also_read(%arg0: !torch.vtensor<[3],f32>) -> (!torch.vtensor<[3],f32>, !torch.vtensor<[3],f32> {purity.written_input = 0 : i64}) attributes {purity.result_element_types = ["f32", "f32"]} {
+  %int1 = torch.constant.int 1
+  %0 = torch.aten.add.Scalar %arg0, %int1, %int1 : !torch.vtensor<[3],f32>, !torch.int, !torch.int -> !torch.vtensor<[3],f32>
+  return %arg0, %0 : !torch.vtensor<[3],f32>, !torch.vtensor<[3],f32>
+}
+
+// -----
+
+// Only written into (a row inserted): tied.
+// CHECK-LABEL: func.func @row_written_into(
+// CHECK-SAME: %{{.*}}: !torch.vtensor<[4,3],f32> {iree.abi.output = 1 : index}
+func.func @row_written_into(%arg0: !torch.vtensor<[4,3],f32>, %arg1: !torch.vtensor<[3],f32>) -> (!torch.vtensor<[3],f32>, !torch.vtensor<[4,3],f32> {purity.written_input = 0 : i64}) attributes {purity.result_element_types = ["f32", "f32"]} {
+  %int0 = torch.constant.int 0
+  %int2 = torch.constant.int 2
+  %0 = torch.aten.select_scatter %arg0, %arg1, %int0, %int2 : !torch.vtensor<[4,3],f32>, !torch.vtensor<[3],f32>, !torch.int, !torch.int -> !torch.vtensor<[4,3],f32>
+  return %arg1, %0 : !torch.vtensor<[3],f32>, !torch.vtensor<[4,3],f32>
+}
+
+// -----
+
+// An optimizer step (SGD with momentum): each argument is read only by
+// pointwise ops of its shape that lead to its final value, so both are tied;
+// the updated buffer is read afterwards (by the parameter's update and by the
+// sum), which comes after its write.
+// CHECK-LABEL: func.func @pointwise_updates(
+// CHECK-SAME: %{{.*}}: !torch.vtensor<[4],f32> {iree.abi.output = 1 : index}, %{{.*}}: !torch.vtensor<[4],f32>, %{{.*}}: !torch.vtensor<[4],f32> {iree.abi.output = 2 : index})
+func.func @pointwise_updates(%arg0: !torch.vtensor<[4],f32>, %arg1: !torch.vtensor<[4],f32>, %arg2: !torch.vtensor<[4],f32>) -> (!torch.vtensor<[],f32>, !torch.vtensor<[4],f32> {purity.written_input = 0 : i64}, !torch.vtensor<[4],f32> {purity.written_input = 2 : i64}) attributes {purity.result_element_types = ["f32", "f32", "f32"]} {
+  %int1 = torch.constant.int 1
+  %none = torch.constant.none
+  %float9.000000e-01 = torch.constant.float 9.000000e-01
+  %float-1.000000e-02 = torch.constant.float -1.000000e-02
+  %0 = torch.aten.mul.Scalar %arg2, %float9.000000e-01 : !torch.vtensor<[4],f32>, !torch.float -> !torch.vtensor<[4],f32>
+  %1 = torch.aten.add.Tensor %0, %arg1, %int1 : !torch.vtensor<[4],f32>, !torch.vtensor<[4],f32>, !torch.int -> !torch.vtensor<[4],f32>
+  %2 = torch.aten.add.Tensor %arg0, %1, %float-1.000000e-02 : !torch.vtensor<[4],f32>, !torch.vtensor<[4],f32>, !torch.float -> !torch.vtensor<[4],f32>
+  %3 = torch.aten.sum %2, %none : !torch.vtensor<[4],f32>, !torch.none -> !torch.vtensor<[],f32>
+  return %3, %2, %1 : !torch.vtensor<[],f32>, !torch.vtensor<[4],f32>, !torch.vtensor<[4],f32>
+}
+
+// -----
+
+// Reads of the original value that the final value does not wait for: a
+// pointwise read kept as an output, a reduction feeding the update, a
+// broadcast (the argument's shape differs from the op's). None is tied.
+// CHECK-LABEL: func.func @reads_not_ordered_before_the_write(
+// CHECK-NOT: iree.abi.output
+func.func @reads_not_ordered_before_the_write(%arg0: !torch.vtensor<[4],f32>, %arg1: !torch.vtensor<[4],f32>, %arg2: !torch.vtensor<[4],f32>, %arg3: !torch.vtensor<[3,4],f32>) -> (!torch.vtensor<[4],f32>, !torch.vtensor<[3,4],f32>, !torch.vtensor<[4],f32> {purity.written_input = 0 : i64}, !torch.vtensor<[4],f32> {purity.written_input = 1 : i64}, !torch.vtensor<[4],f32> {purity.written_input = 2 : i64}) attributes {purity.result_element_types = ["f32", "f32", "f32", "f32", "f32"]} {
+  %int1 = torch.constant.int 1
+  %none = torch.constant.none
+  %float2.000000e00 = torch.constant.float 2.000000e+00
+  %0 = torch.aten.mul.Scalar %arg0, %float2.000000e00 : !torch.vtensor<[4],f32>, !torch.float -> !torch.vtensor<[4],f32>
+  %1 = torch.aten.add.Scalar %arg0, %int1, %int1 : !torch.vtensor<[4],f32>, !torch.int, !torch.int -> !torch.vtensor<[4],f32>
+  %2 = torch.aten.sum %arg1, %none : !torch.vtensor<[4],f32>, !torch.none -> !torch.vtensor<[],f32>
+  %3 = torch.aten.add.Tensor %arg1, %2, %int1 : !torch.vtensor<[4],f32>, !torch.vtensor<[],f32>, !torch.int -> !torch.vtensor<[4],f32>
+  %4 = torch.aten.add.Tensor %arg3, %arg2, %int1 : !torch.vtensor<[3,4],f32>, !torch.vtensor<[4],f32>, !torch.int -> !torch.vtensor<[3,4],f32>
+  %5 = torch.aten.mul.Scalar %arg2, %float2.000000e00 : !torch.vtensor<[4],f32>, !torch.float -> !torch.vtensor<[4],f32>
+  return %0, %4, %1, %3, %5 : !torch.vtensor<[4],f32>, !torch.vtensor<[3,4],f32>, !torch.vtensor<[4],f32>, !torch.vtensor<[4],f32>, !torch.vtensor<[4],f32>
+}
+
+// -----
+
+// One value written into two arguments: neither is tied (one value cannot
+// live in two tied buffers).
+// CHECK-LABEL: func.func @one_value_two_targets(
+// CHECK-NOT: iree.abi.output
+func.func @one_value_two_targets(%arg0: !torch.vtensor<[2],f32>, %arg1: !torch.vtensor<[2],f32>, %arg2: !torch.vtensor<[2],f32>) -> (!torch.vtensor<[2],f32> {purity.written_input = 0 : i64}, !torch.vtensor<[2],f32> {purity.written_input = 1 : i64}) attributes {purity.result_element_types = ["f32", "f32"]} {
+  %float2.000000e00 = torch.constant.float 2.000000e+00
+  %0 = torch.aten.mul.Scalar %arg2, %float2.000000e00 : !torch.vtensor<[2],f32>, !torch.float -> !torch.vtensor<[2],f32>
+  return %0, %0 : !torch.vtensor<[2],f32>, !torch.vtensor<[2],f32>
+}
