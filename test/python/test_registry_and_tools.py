@@ -1,5 +1,7 @@
 """The pass registry, and the command-line tools' behaviour on bad input."""
 
+import inspect
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -16,10 +18,30 @@ BIN = Path(sys.executable).parent
 
 @pytest.mark.parametrize("name", sorted(PASSES))
 def test_every_registered_pass_has_its_lit_test(name):
-    assert (ROOT / "test" / "Passes" / f"{name}.mlir").is_file(), f"test/Passes/{name}.mlir is missing"
+    path = ROOT / "test" / "Passes" / lit_test_path(name)
+    assert path.is_file(), f"{path} is missing"
+    assert f"// RUN: purity-opt %s --{name}" in path.read_text(), f"{path} must run --{name}"
     cls = get_pass(name)
     assert cls.name == name
     assert cls.summary(), "a pass's docstring is its documentation"
+
+
+def _can_raise(pass_class) -> bool:
+    """Whether a pass reports located errors: its module raises a
+    LocatedPassError (or a subclass), or builds one it hands to `for_each`."""
+    source = inspect.getsource(sys.modules[pass_class.__module__])
+    subclasses = re.findall(r"class (\w+)\(LocatedPassError\)", source)
+    return any(re.search(rf"raise {name}\(", source) for name in ["LocatedPassError", *subclasses])
+
+
+@pytest.mark.parametrize("name", sorted(n for n in PASSES if _can_raise(get_pass(n))))
+def test_every_pass_that_can_fail_has_its_invalid_lit_test(name):
+    """Each pass that reports located errors has -verify-diagnostics cases in
+    `<pass>-invalid.mlir`, next to its lit test."""
+    path = (ROOT / "test" / "Passes" / lit_test_path(name)).with_name(f"{name}-invalid.mlir")
+    assert path.is_file(), f"{path} is missing"
+    text = path.read_text()
+    assert "-verify-diagnostics" in text and f"--{name}" in text and "expected-error" in text
 
 
 def run_tool(*args, stdin=None):

@@ -1,4 +1,4 @@
-// RUN: purity-opt %s --purity-functionalize --purity-decompose-strided --split-input-file --verify-diagnostics
+// RUN: purity-opt %s --purity-functionalize --split-input-file --verify-diagnostics
 
 func.func @write_into_expanded(%x: !torch.tensor<[1,3],f32>) -> !torch.none {
   %int1 = torch.constant.int 1
@@ -14,7 +14,6 @@ func.func @write_into_expanded(%x: !torch.tensor<[1,3],f32>) -> !torch.none {
 }
 
 // -----
-
 func.func @unknown_op_on_non_value(%x: !torch.tensor<[3],f32>) -> !torch.none {
   %none = torch.constant.none
   // expected-error @+1 {{unknown op 'torch.aten.mystery' uses a non-value tensor}}
@@ -23,7 +22,6 @@ func.func @unknown_op_on_non_value(%x: !torch.tensor<[3],f32>) -> !torch.none {
 }
 
 // -----
-
 func.func @mutation_in_control_flow(%x: !torch.tensor<[3],f32>, %c: !torch.bool) -> !torch.none {
   %int1 = torch.constant.int 1
   %none = torch.constant.none
@@ -38,7 +36,6 @@ func.func @mutation_in_control_flow(%x: !torch.tensor<[3],f32>, %c: !torch.bool)
 }
 
 // -----
-
 func.func @resize_to_new_shape(%x: !torch.tensor<[3],f32>) -> !torch.none {
   %none = torch.constant.none
   %int5 = torch.constant.int 5
@@ -49,17 +46,6 @@ func.func @resize_to_new_shape(%x: !torch.tensor<[3],f32>) -> !torch.none {
 }
 
 // -----
-
-func.func @scatter_with_dynamic_offset(%base: !torch.vtensor<[6],f32>, %src: !torch.vtensor<[2],f32>, %offset: !torch.int) -> !torch.vtensor<[6],f32> {
-  %int2 = torch.constant.int 2
-  %size = torch.prim.ListConstruct %int2 : (!torch.int) -> !torch.list<int>
-  // expected-error @+1 {{'torch.aten.as_strided_scatter' with non-constant view arguments is not supported}}
-  %0 = torch.aten.as_strided_scatter %base, %src, %size, %size, %offset : !torch.vtensor<[6],f32>, !torch.vtensor<[2],f32>, !torch.list<int>, !torch.list<int>, !torch.int -> !torch.vtensor<[6],f32>
-  return %0 : !torch.vtensor<[6],f32>
-}
-
-// -----
-
 // The argument starts 2 elements into its storage: as_strided would address memory outside it.
 func.func @as_strided_of_offset_input(%x: !torch.tensor<[6],f32> {purity.sizes = array<i64: 6>, purity.strides = array<i64: 1>, purity.storage_offset = 2 : i64}) -> !torch.none {
   %int0 = torch.constant.int 0
@@ -75,7 +61,6 @@ func.func @as_strided_of_offset_input(%x: !torch.tensor<[6],f32> {purity.sizes =
 }
 
 // -----
-
 // A returned list of views: its producer is erased with the other views.
 func.func @returned_list_of_views(%a: !torch.tensor<[2,3],f32>) -> !torch.list<tensor> {
   %int0 = torch.constant.int 0
