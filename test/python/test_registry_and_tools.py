@@ -56,6 +56,7 @@ def run_tool(*args, stdin=None):
         (["-", "--canonicalize=not-an-option=1"], "module {}", "invalid pass 'canonicalize{not-an-option=1}'"),
         (["missing.mlir"], None, "could not open input file"),
         (["-", "a.mlir", "b.mlir"], "", "only one input file"),
+        (["-", "--purity-verify-contract"], "module {}", "needs stage=NAME, one of functional-torch"),
     ],
 )
 def test_purity_opt_bad_input_exits_1_without_traceback(args, stdin, expected):

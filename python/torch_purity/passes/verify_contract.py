@@ -69,13 +69,13 @@ def _is_non_value_type(text: str) -> bool:
     return text.startswith("!torch.tensor") or text.startswith("!torch.list<tensor")
 
 
-def _body_values(function: Operation) -> Iterator[Operation]:
+def _body_ops(function: Operation) -> Iterator[Operation]:
     for op in walk(function):
         yield op.operation
 
 
 def _no_mutation_in_bodies(function: Operation) -> Iterator[Violation]:
-    for op in _body_values(function):
+    for op in _body_ops(function):
         name = aten_name(op)
         if is_in_place(name) or name in METADATA_MUTATIONS or name == "torch.copy.to_tensor":
             yield op.location, f"'{name}' mutates or makes a non-value tensor"
@@ -125,10 +125,11 @@ def _view_layouts(function: Operation) -> Iterator[Violation]:
 
 def _no_non_value_tensors(function: Operation) -> Iterator[Violation]:
     kind = function_type(function)
-    for position, type_ in [*(("argument", t) for t in kind.inputs), *(("result", t) for t in kind.results)]:
-        if _is_non_value_type(str(type_)):
-            yield function.location, f"a {position} is a non-value tensor ({type_})"
-    for op in _body_values(function):
+    for position, types in (("argument", kind.inputs), ("result", kind.results)):
+        for index, type_ in enumerate(types):
+            if _is_non_value_type(str(type_)):
+                yield function.location, f"{position} {index} is a non-value tensor ({type_})"
+    for op in _body_ops(function):
         if op.name == "torch.overwrite.tensor.contents" or any(_is_non_value_type(str(r.type)) for r in op.results):
             yield op.location, f"'{op.name}' is left after the edge was exposed"
 
