@@ -189,7 +189,7 @@ def test_pipeline_failure_names_stage_and_prints_reproducer(tmp_path):
 def test_iree_copies_host_array_arguments():
     """The runtime hands read-only inputs to IREE as views of the caller's
     memory because IREE copies them; this program's compiled code writes its
-    result into the first argument's buffer (design.md), so a view that IREE
+    result into the first argument's buffer (docs/architecture.md, IREE behaviours), so a view that IREE
     did not copy would show it."""
 
     def scatter_row(a, b):

@@ -57,7 +57,7 @@ def run_compiled(program, *inputs):
     # Intermediates that several outputs view come last (purity.alias_base): not program outputs.
     outputs = outputs[: len(outputs) - signature.count("purity.alias_base")]
     # IREE may reuse the buffer of an argument it was not told is written
-    # (design.md): only written arguments are read back.
+    # (docs/architecture.md, IREE behaviours): only written arguments are read back.
     after = [
         torch.from_numpy(np.asarray(d.to_host()).copy()) if is_written else t.clone()
         for d, t, is_written in zip(device_inputs, inputs, written)

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import operator
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import torch
 import torch.fx as fx
@@ -44,15 +44,11 @@ class AliasClasses:
     _classes: _UnionFind
     _class_sizes: dict[fx.Node, int]
     _written_classes: set[fx.Node]
-    written_nodes: set[fx.Node] = field(default_factory=set)
 
     def is_non_value(self, node: fx.Node) -> bool:
         """True when the node's storage is written or has another alias."""
         root = self._classes.find(node)
         return root in self._written_classes or self._class_sizes.get(root, 1) > 1
-
-    def same_storage(self, a: fx.Node, b: fx.Node) -> bool:
-        return self._classes.find(a) is self._classes.find(b)
 
 
 def _tensor_nodes(argument: object) -> Iterable[fx.Node]:

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import re
 
-from torch_mlir.ir import Location, Module, Operation, StringAttr, Type
+from torch_mlir.ir import Location, Operation, StringAttr, Type
 
-from ..ops import METADATA_MUTATIONS, is_in_place
 
 FILE_LOCATION = re.compile(r'"([^"]*)":([0-9]+):([0-9]+)')
 
@@ -24,15 +23,6 @@ def aten_name(op: Operation) -> str:
     if op.name == "torch.operator":
         return StringAttr(op.attributes["name"]).value
     return op.name
-
-
-def mutating_ops(module: Module) -> list[Operation]:
-    """Data writes and metadata mutations, in program order."""
-    return [
-        op.operation
-        for op in walk(module.operation)
-        if is_in_place(aten_name(op.operation)) or aten_name(op.operation) in METADATA_MUTATIONS
-    ]
 
 
 def source_location(location: Location) -> str | None:

@@ -8,7 +8,7 @@ program saved with `CompiledProgram.save` runs where no compiler is installed
 Memory crosses from torch to IREE only, as DLPack capsules, on the CPU and
 on the GPU alike; nothing crosses back (IREE's CUDA allocator cannot export
 what it allocated). Inputs: IREE may write into argument buffers it was not
-told are written (design.md), so only two kinds of input cross as the
+told are written (docs/architecture.md, IREE behaviours), so only two kinds of input cross as the
 caller's own memory: a written input tied to its result (`iree.abi.output`,
 written in place by the compiled code) and an input the linalg IR only reads
 (`purity.unwritten`). Every other input crosses as a fresh copy, and every
@@ -41,7 +41,7 @@ from ..contract import CallingConvention, IndexCheck
 from ..errors import PurityError, PurityIndexError
 from .module import LoadedModule, to_host
 
-# IREE's buffers start on 64-byte boundaries. A view starting inside its
+# IREE-WORKAROUND(unaligned-import): IREE's buffers start on 64-byte boundaries. A view starting inside its
 # storage (x[1:]) is not aligned that way; writing one through the tie
 # crashed on the CPU (found by `purity fuzz`), so such an input is copied.
 _IMPORT_ALIGNMENT = 64

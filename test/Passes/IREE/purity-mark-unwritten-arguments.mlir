@@ -16,7 +16,7 @@ func.func @ins_and_outs(%read: tensor<4xf32>, %init: tensor<4xf32>) -> tensor<4x
 
 // -----
 
-// The destination of an insert is written (design.md: IREE stored the result
+// The destination of an insert is written (docs/architecture.md, IREE behaviours: IREE stored the result
 // in its buffer); the inserted source is read.
 // CHECK-LABEL: func.func @insert(
 // CHECK-SAME: %{{.*}}: tensor<4x3xf32>, %{{.*}}: tensor<1x3xf32> {purity.unwritten})

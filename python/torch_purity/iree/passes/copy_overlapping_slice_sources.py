@@ -11,6 +11,9 @@ copies from a buffer of its own. It applies when the insertion's source and
 destination live in the same buffer (`buffer_root`: through slices,
 reshapes and earlier insertions). The cost is one more copy of the
 slice, not of the tensor.
+
+IREE-WORKAROUND(overlapping-buffer-copy): remove the pass when
+`x[1:] = x[:-1].clone()` programs (test_programs.py) pass without it.
 """
 
 from __future__ import annotations

@@ -24,6 +24,10 @@ reads the destination. IREE fuses the generic with the insertion into one
 dispatch that writes only the slice, in place: the cost stays the bytes
 written (a 128k-row cache costs what a 1k-row cache does). Element types
 other than integers and IEEE floats (complex) are left alone.
+
+IREE-WORKAROUND(dlpack-discard-write): remove the pass when IREE imports
+DLPack memory with DISCARD_WRITE access (the KV-cache e2e tests then pass
+without it, with `hand_over == "in place"`).
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """purity-mark-unwritten-arguments: marks the arguments IREE has no way to write into.
 
 Runs on linalg-on-tensors. IREE may store a result in an argument's buffer
-although the argument is not tied to it (design.md: a value-semantic
+although the argument is not tied to it (docs/architecture.md, IREE behaviours: a value-semantic
 `tensor.insert_slice %b into %a` wrote into `%a`'s buffer). That happens where
 the argument is the destination of an op that updates in place: the `outs`
 of a linalg or tm_tensor op, the destination of `tensor.insert_slice`, or a
@@ -15,6 +15,10 @@ The CPU runtime hands such an argument to IREE as the caller's own memory
 instead of a copy: reading a 50 MB activation or an optimizer's gradients
 costs nothing. Every other argument keeps being copied (or, when written and
 tied with `iree.abi.output`, is written in place).
+
+IREE-WORKAROUND(untied-argument-writes): the runtime copies every other
+argument because IREE may write untied argument buffers; when IREE stops
+doing so, every read-only input could cross without a copy.
 """
 
 from __future__ import annotations

@@ -31,6 +31,11 @@ copies, fills) need DISCARD_WRITE and fail with PERMISSION_DENIED. So:
    IREE's own buffer, then copied), or returned twice. A wrapper costs one
    pass over its result. Should IREE still write an argument with a
    transfer, the runtime's first call finds out (docs/architecture.md, 5).
+
+IREE-WORKAROUND(dlpack-discard-write, cuda-export): storage arguments exist
+because IREE's CUDA allocator cannot export its buffers to torch; the copies
+through `copy_reading_destination` because DLPack imports lack DISCARD_WRITE.
+Both can go when IREE exports CUDA buffers and imports with DISCARD_WRITE.
 """
 
 from __future__ import annotations
