@@ -34,7 +34,6 @@ import torch.utils._pytree as pytree
 import torch_purity
 from torch_purity.checking import clone_preserving_aliasing, compare
 
-
 # ----------------------------------------------------------------------------
 # Workloads
 # ----------------------------------------------------------------------------
@@ -85,23 +84,67 @@ def workloads(quick: bool) -> list[Workload]:
     params = 5 if quick else 50
     rows_list = (256, 1024, 8192) if quick else (1024, 16384, 131072)
     result = [
-        Workload(f"kv_write_{rows // 1024}k" if rows >= 1024 else f"kv_write_{rows}", kv_cache_write,
-                 (lambda rows=rows: (torch.zeros(rows, 256), torch.randn(256), 7)), 20 if quick else 200)
+        Workload(
+            f"kv_write_{rows // 1024}k" if rows >= 1024 else f"kv_write_{rows}",
+            kv_cache_write,
+            (lambda rows=rows: (torch.zeros(rows, 256), torch.randn(256), 7)),
+            20 if quick else 200,
+        )
         for rows in rows_list
     ]
-    result.append(Workload("attention_decode_2048", attention_decode,
-                           lambda: (torch.randn(2048, 256), torch.randn(2048, 256), torch.randn(256), torch.randn(256), torch.randn(256), 100),
-                           20 if quick else 100))
+    result.append(
+        Workload(
+            "attention_decode_2048",
+            attention_decode,
+            lambda: (
+                torch.randn(2048, 256),
+                torch.randn(2048, 256),
+                torch.randn(256),
+                torch.randn(256),
+                torch.randn(256),
+                100,
+            ),
+            20 if quick else 100,
+        )
+    )
     matrices = lambda: [torch.randn(256, 256) for _ in range(params)]  # noqa: E731
-    result.append(Workload(f"sgd_momentum_{params}x256x256", sgd_momentum,
-                           lambda: (matrices(), matrices(), matrices(), 0.01, 0.9), 5 if quick else 30))
-    result.append(Workload(f"adam_{params}x256x256", adam,
-                           lambda: (matrices(), matrices(), [torch.zeros(256, 256) for _ in range(params)],
-                                    [torch.zeros(256, 256) for _ in range(params)], 3), 5 if quick else 30))
+    result.append(
+        Workload(
+            f"sgd_momentum_{params}x256x256",
+            sgd_momentum,
+            lambda: (matrices(), matrices(), matrices(), 0.01, 0.9),
+            5 if quick else 30,
+        )
+    )
+    result.append(
+        Workload(
+            f"adam_{params}x256x256",
+            adam,
+            lambda: (
+                matrices(),
+                matrices(),
+                [torch.zeros(256, 256) for _ in range(params)],
+                [torch.zeros(256, 256) for _ in range(params)],
+                3,
+            ),
+            5 if quick else 30,
+        )
+    )
     batch = 4 if quick else 64
-    result.append(Workload(f"batch_norm_{batch}x256x28x28", batch_norm_training,
-                           lambda: (torch.randn(batch, 256, 28, 28), torch.zeros(256), torch.ones(256), torch.randn(256), torch.randn(256)),
-                           3 if quick else 10))
+    result.append(
+        Workload(
+            f"batch_norm_{batch}x256x28x28",
+            batch_norm_training,
+            lambda: (
+                torch.randn(batch, 256, 28, 28),
+                torch.zeros(256),
+                torch.ones(256),
+                torch.randn(256),
+                torch.randn(256),
+            ),
+            3 if quick else 10,
+        )
+    )
     return result
 
 
@@ -287,11 +330,12 @@ def main() -> int:
         if not purity or purity.median_us is None:
             continue
 
-        def ratio(system: str) -> str:
+        def ratio(system: str, name: str = name, purity: Result = purity) -> str:
             other = by_key.get((name, system))
             return f"{purity.median_us / other.median_us:.2f}x" if other and other.median_us else "-"
 
-        print(f"{name:>26} {purity.median_us:11.1f} {ratio('eager'):>9} {ratio('inductor'):>12} {ratio('torch-mlir+iree'):>14}")
+        ratios = f"{ratio('eager'):>9} {ratio('inductor'):>12} {ratio('torch-mlir+iree'):>14}"
+        print(f"{name:>26} {purity.median_us:11.1f} {ratios}")
     print("\nPurity compile time per stage (s):")
     for r in results:
         if r.system == "purity" and r.compile_seconds:

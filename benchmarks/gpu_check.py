@@ -63,9 +63,10 @@ def _first_line(error: BaseException) -> str:
 
 
 def prepare(bundle: Path, target: str) -> int:
-    from compare_systems import workloads
     from programs import PROGRAMS
     from test_modules_and_runtime import StaticKVCache
+
+    from compare_systems import workloads
 
     manifest: dict[str, object] = {"target": target, "programs": {}, "workloads": {}, "modules": {}}
 
@@ -179,7 +180,12 @@ def check_programs(bundle: Path, manifest: dict, device: torch.device, results: 
                 record["max_abs_difference"] = max(record["max_abs_difference"], report.max_abs_difference)
                 if not report.ok:
                     loose = compare(program, loaded, inputs, atol=1e-3, rtol=1e-3).ok
-                    record = {"status": "failed", "seed": seed, "problems": report.problems[:3], "passes_at_1e-3": loose}
+                    record = {
+                        "status": "failed",
+                        "seed": seed,
+                        "problems": report.problems[:3],
+                        "passes_at_1e-3": loose,
+                    }
                     break
         except Exception as error:
             record = {"status": "error", "detail": _first_line(error)}
@@ -207,7 +213,7 @@ def check_module(bundle: Path, manifest: dict, device: torch.device, results: di
         for _ in range(2):
             x = torch.randn(8, device=device)
             ok &= bool(torch.allclose(loaded(x, MODULE_POSITION), eager_model(x, MODULE_POSITION), atol=1e-5))
-        for (name, got), (_, want) in zip(model.named_buffers(), eager_model.named_buffers()):
+        for (_, got), (_, want) in zip(model.named_buffers(), eager_model.named_buffers()):
             ok &= bool(torch.allclose(got.double(), want.double(), atol=1e-5))
         record["state_and_outputs_match_eager"] = ok
     except Exception as error:
@@ -263,16 +269,23 @@ def write_results(results: dict, out: Path) -> None:
     (out / "gpu_results.json").write_text(json.dumps(results, indent=1, default=str))
     with open(out / "gpu_results.csv", "w", newline="") as handle:
         writer = csv.writer(handle)
-        writer.writerow(["workload", "eager_us", "inductor_us", "purity_us", "purity_vs_eager", "purity_vs_inductor", "notes"])
+        writer.writerow(
+            ["workload", "eager_us", "inductor_us", "purity_us", "purity_vs_eager", "purity_vs_inductor", "notes"]
+        )
         for record in results["workloads"]:
             eager, inductor, purity = (record.get(f"{s}_us") for s in ("eager", "inductor", "purity"))
             notes = "; ".join(f"{k}={v}" for k, v in record.items() if k.endswith("error") or k == "inputs_to_iree")
-            writer.writerow([
-                record["workload"], eager, inductor, purity,
-                purity / eager if purity and eager else None,
-                purity / inductor if purity and inductor else None,
-                notes,
-            ])
+            writer.writerow(
+                [
+                    record["workload"],
+                    eager,
+                    inductor,
+                    purity,
+                    purity / eager if purity and eager else None,
+                    purity / inductor if purity and inductor else None,
+                    notes,
+                ]
+            )
 
 
 def run(bundle: Path, out: Path, device_name: str, inductor_seconds: float) -> int:
@@ -307,12 +320,15 @@ def run(bundle: Path, out: Path, device_name: str, inductor_seconds: float) -> i
     print(f"  KV 128k/1k time ratio: {results.get('kv_128k_over_1k')}")
     print(f"  programs: {results['program_counts']}")
     print(f"  module: {results['module_static_kv_cache']}")
-    print(f"  {'workload':>26} {'eager µs':>10} {'inductor µs':>12} {'purity µs':>10} {'vs eager':>9} {'vs inductor':>12}")
+    print(
+        f"  {'workload':>26} {'eager µs':>10} {'inductor µs':>12} {'purity µs':>10} {'vs eager':>9} {'vs inductor':>12}"
+    )
     for record in results["workloads"]:
         eager, inductor, purity = (record.get(f"{s}_us") for s in ("eager", "inductor", "purity"))
         print(
             f"  {record['workload']:>26} {eager or 0:10.1f} {inductor or 0:12.1f} {purity or 0:10.1f} "
-            f"{(purity / eager if purity and eager else 0):9.2f} {(purity / inductor if purity and inductor else 0):12.2f}"
+            f"{(purity / eager if purity and eager else 0):9.2f} "
+            f"{(purity / inductor if purity and inductor else 0):12.2f}"
         )
     print(f"wrote {out}/gpu_results.json and {out}/gpu_results.csv")
     return 0
@@ -328,8 +344,12 @@ def main() -> int:
     run_parser.add_argument("--bundle", type=Path, default=ROOT / ".gpu-bundle")
     run_parser.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results" / "gpu")
     run_parser.add_argument("--device", default="cuda")
-    run_parser.add_argument("--inductor-seconds", type=float, default=240.0,
-                            help="stop adding inductor to the workloads after this long (its compiles are slow)")
+    run_parser.add_argument(
+        "--inductor-seconds",
+        type=float,
+        default=240.0,
+        help="stop adding inductor to the workloads after this long (its compiles are slow)",
+    )
     args = parser.parse_args()
     if args.command == "prepare":
         return prepare(args.bundle, args.target)

@@ -48,7 +48,11 @@ def gather_rows(x, index):
 
 
 WORKLOADS = [
-    ("embedding 16 ids, 32000x64 table", embedding_lookup, lambda: (torch.randn(32000, 64), torch.randint(0, 32000, (16,)))),
+    (
+        "embedding 16 ids, 32000x64 table",
+        embedding_lookup,
+        lambda: (torch.randn(32000, 64), torch.randint(0, 32000, (16,))),
+    ),
     (
         "decode step: KV row write (1k rows) + embedding",
         decode_step,
@@ -59,15 +63,17 @@ WORKLOADS = [
         kv_write_at_tensor_position,
         lambda: (torch.zeros(1024, 64), torch.tensor([7]), torch.randn(1, 64)),
     ),
-    ("advanced indexing x[idx], 4096x64", gather_rows, lambda: (torch.randn(4096, 64), torch.randint(-4096, 4096, (64,)))),
+    (
+        "advanced indexing x[idx], 4096x64",
+        gather_rows,
+        lambda: (torch.randn(4096, 64), torch.randint(-4096, 4096, (64,))),
+    ),
 ]
 
 
 def compile_without_checks(function, inputs):
     checked_stages = lowering.STAGES
-    lowering.STAGES = tuple(
-        Stage(s.name, tuple(p for p in s.work if p != "purity-check-indices")) for s in STAGES
-    )
+    lowering.STAGES = tuple(Stage(s.name, tuple(p for p in s.work if p != "purity-check-indices")) for s in STAGES)
     try:
         compiled = torch_purity.compile(function)
         compiled(*inputs)

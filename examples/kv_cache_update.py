@@ -8,11 +8,11 @@ import torch
 
 
 def program(k_cache: torch.Tensor, v_cache: torch.Tensor, k: torch.Tensor, v: torch.Tensor, step: torch.Tensor):
-    k_cache[3].copy_(k)                # a one-row write through a view of an input
+    k_cache[3].copy_(k)  # a one-row write through a view of an input
     v_cache.select(0, 3).copy_(v)
-    step.add_(1)                        # a counter mutated in place
-    scores = k_cache @ k                # reads see the writes above
-    head, tail = scores.split(4)        # a multi-output view
+    step.add_(1)  # a counter mutated in place
+    scores = k_cache @ k  # reads see the writes above
+    head, tail = scores.split(4)  # a multi-output view
     tail.mul_(0.5)
     return scores
 

@@ -56,7 +56,9 @@ class Comparison:
 
 def _close(got: torch.Tensor, want: torch.Tensor, what: str, report: Comparison, atol: float, rtol: float) -> None:
     if got.shape != want.shape or got.dtype != want.dtype:
-        report.problems.append(f"{what}: {tuple(got.shape)} {got.dtype} where eager has {tuple(want.shape)} {want.dtype}")
+        report.problems.append(
+            f"{what}: {tuple(got.shape)} {got.dtype} where eager has {tuple(want.shape)} {want.dtype}"
+        )
         return
     if want.numel() == 0:
         return
@@ -84,9 +86,7 @@ def _close_to_scale(got: torch.Tensor, want: torch.Tensor, difference: float, at
 
 def _shared_outputs(outputs: list[object]) -> set[tuple[int, int]]:
     """Pairs of tensor outputs that share storage (a write to one shows in the other)."""
-    storages = [
-        o.untyped_storage().data_ptr() if isinstance(o, torch.Tensor) and o.numel() else None for o in outputs
-    ]
+    storages = [o.untyped_storage().data_ptr() if isinstance(o, torch.Tensor) and o.numel() else None for o in outputs]
     return {
         (i, j)
         for i in range(len(storages))
@@ -144,7 +144,8 @@ def compare(
     shared_got, shared_want = _shared_outputs(got), _shared_outputs(want)
     if shared_got != shared_want:
         report.problems.append(
-            f"outputs sharing storage: {sorted(shared_got)} where eager has {sorted(shared_want)} (pairs of output indices)"
+            f"outputs sharing storage: {sorted(shared_got)} where eager has {sorted(shared_want)} "
+            "(pairs of output indices)"
         )
     got_aliasing = _aliasing(got, pytree.tree_leaves(compiled_inputs))
     want_aliasing = _aliasing(want, pytree.tree_leaves(eager_inputs))

@@ -13,7 +13,6 @@ from torch._dynamo import register_backend
 
 from .iree.targets import describe_targets
 
-
 # torch.compile's modes choose among inductor's strategies; Purity has one
 # pipeline, so each is accepted and means the same.
 KNOWN_MODES = (None, "default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs")
@@ -32,17 +31,21 @@ def purity_backend(
     is accepted and ignored (one pipeline); `options` may set `target` and
     `dump_dir`. `dynamic` and `fullgraph` are Dynamo's own and work as with
     any backend."""
-    from .errors import PurityError
     from .driver.compiled import CompiledProgram  # torch-mlir is imported when a graph is compiled
+    from .errors import PurityError
 
     if mode not in KNOWN_MODES:
-        raise PurityError("compile", f"unknown torch.compile mode {mode!r} (known: {', '.join(m for m in KNOWN_MODES if m)})")
+        raise PurityError(
+            "compile", f"unknown torch.compile mode {mode!r} (known: {', '.join(m for m in KNOWN_MODES if m)})"
+        )
     options = dict(options or {})
     unknown = sorted(set(options) - set(OPTIONS))
     if unknown:
         known = "; ".join(f"{key}: {meaning}" for key, meaning in OPTIONS.items())
         raise PurityError("compile", f"unknown option(s) {', '.join(unknown)} for backend 'purity' (known: {known})")
-    compiled = CompiledProgram(graph_module.forward, target=options.get("target", target), dump_dir=options.get("dump_dir"))
+    compiled = CompiledProgram(
+        graph_module.forward, target=options.get("target", target), dump_dir=options.get("dump_dir")
+    )
 
     def run(*args):
         return compiled(*args)

@@ -3,7 +3,8 @@
 Stages (docs/architecture.md): mutable Torch IR -> functional Torch IR ->
 value-boundary Torch IR -> torch backend contract -> linalg-on-tensors (what
 torch-mlir produced) -> IREE's ABI (what Purity changed for IREE). Each
-stage is a list of pass specs, ending with `purity-verify-contract` for it (`name` or `name{options}`): Purity's passes by
+stage is a list of pass specs (`name` or `name{options}`), ending with
+`purity-verify-contract` for it: Purity's passes by
 their registry name, anything else by its registered MLIR name. The same
 lists back `purity-opt --purity-lower-to-linalg`, so every failure of the
 Python API can be reproduced with one purity-opt command.
@@ -19,7 +20,6 @@ from torch_mlir.passmanager import PassManager
 
 from .passes import PassOptionError
 from .registry import PASSES, get_pass
-
 
 # What torch-mlir's pipelines do, for stage summaries (Purity's passes
 # summarize themselves: the first line of their docstring).

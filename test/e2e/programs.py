@@ -231,7 +231,9 @@ def metadata_change_ge_(x):
     return y
 
 
-@program(make=lambda g: (torch.randint(0, 9, (3,), generator=g), torch.randint(0, 9, (3,), generator=g), torch.zeros(3)))
+@program(
+    make=lambda g: (torch.randint(0, 9, (3,), generator=g), torch.randint(0, 9, (3,), generator=g), torch.zeros(3))
+)
 def int_add_into_float_out(a, b, out):
     torch.add(a, b, out=out)
     return out
@@ -519,7 +521,14 @@ def index_put_accumulate_1d(x, index, values):
     return x
 
 
-@program(make=lambda g: (torch.randn(4, 3, generator=g), torch.tensor([0, 3]), torch.tensor([2, 1]), torch.randn(2, generator=g)))
+@program(
+    make=lambda g: (
+        torch.randn(4, 3, generator=g),
+        torch.tensor([0, 3]),
+        torch.tensor([2, 1]),
+        torch.randn(2, generator=g),
+    )
+)
 def index_put_2d_two_indices(x, rows, cols, values):
     x.index_put_((rows, cols), values)
     return x
@@ -694,7 +703,13 @@ def written_intermediate_equal_to_another_output(x, row):
 def _adam_inputs(g):
     params = [torch.randn(4, 4, generator=g) for _ in range(3)]
     grads = [torch.randn(4, 4, generator=g) for _ in range(3)]
-    return params, grads, [torch.zeros(4, 4) for _ in range(3)], [torch.zeros(4, 4) for _ in range(3)], torch.tensor(0.0)
+    return (
+        params,
+        grads,
+        [torch.zeros(4, 4) for _ in range(3)],
+        [torch.zeros(4, 4) for _ in range(3)],
+        torch.tensor(0.0),
+    )
 
 
 @program(make=_adam_inputs)
@@ -704,8 +719,8 @@ def adam_over_parameters(params, grads, exp_avgs, exp_avg_sqs, step):
     for p, g, m, v in zip(params, grads, exp_avgs, exp_avg_sqs):
         m.mul_(beta1).add_(g, alpha=1 - beta1)
         v.mul_(beta2).addcmul_(g, g, value=1 - beta2)
-        m_hat = m / (1 - beta1 ** step)
-        v_hat = v / (1 - beta2 ** step)
+        m_hat = m / (1 - beta1**step)
+        v_hat = v / (1 - beta2**step)
         p.sub_(lr * m_hat / (v_hat.sqrt() + eps))
     return step
 

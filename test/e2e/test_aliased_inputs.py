@@ -83,11 +83,22 @@ def dupe_arg_torture(x, y):
 
 CASES = [
     ("same_tensor_twice", mutate_first_read_both, lambda s: (lambda x: (x, x))(base(s, 4))),
-    ("row_and_its_tensor", mutate_first_read_both, lambda s: (lambda x: (x[0], x[1:].sum(0) * 0 + x[0]))(base(s, 3, 4))),
+    (
+        "row_and_its_tensor",
+        mutate_first_read_both,
+        lambda s: (lambda x: (x[0], x[1:].sum(0) * 0 + x[0]))(base(s, 3, 4)),
+    ),
     ("row_and_whole", mutate_first_read_both, lambda s: (lambda x: (x[1], x))(base(s, 3, 4))),
-    ("view_passed_twice_output_view", mutate_then_view_of_other, lambda s: (lambda x: (x.view(-1), x.view(-1)))(base(s, 2, 3))),
-    ("aliased_with_other_input_between", three_inputs_last_mutated,
-     lambda s: (lambda x, y: (x.view(-1), y, x.view(-1)))(base(s, 2, 2), base(s + 9, 4))),
+    (
+        "view_passed_twice_output_view",
+        mutate_then_view_of_other,
+        lambda s: (lambda x: (x.view(-1), x.view(-1)))(base(s, 2, 3)),
+    ),
+    (
+        "aliased_with_other_input_between",
+        three_inputs_last_mutated,
+        lambda s: (lambda x, y: (x.view(-1), y, x.view(-1)))(base(s, 2, 2), base(s + 9, 4)),
+    ),
     ("metadata_mutation_of_one_alias", metadata_mutation_of_one_alias, lambda s: (lambda x: (x, x.t()))(base(s, 3, 3))),
     ("two_alias_groups", two_groups, lambda s: (lambda x, y: (x, x[0], y, y[1]))(base(s, 2, 3), base(s + 5, 3, 2))),
     ("unsqueeze_view_of_base", mutate_second_return_first, lambda s: (lambda x: (x, x.unsqueeze(0)))(base(s, 3))),

@@ -21,7 +21,9 @@ def test_regularized_loss_raises_instead_of_dropping_the_model_gradient(entry):
     gradient silently equalled 2e-3 * p."""
     torch._dynamo.reset()
     model, x = make_model(), torch.randn(8, 4)
-    compiled = torch_purity.compile(model) if entry == "torch_purity.compile" else torch.compile(model, backend="purity")
+    compiled = (
+        torch_purity.compile(model) if entry == "torch_purity.compile" else torch.compile(model, backend="purity")
+    )
     out = compiled(x)
     assert out.requires_grad and model(x).requires_grad
     torch.testing.assert_close(out.detach(), model(x).detach())

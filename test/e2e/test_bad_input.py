@@ -106,7 +106,9 @@ def test_purity_run_reports_failures_without_traceback(tmp_path):
 
 
 def test_purity_fuzz_reports_counts():
-    result = subprocess.run([str(BIN / "purity"), "fuzz", "--n", "3", "--seed", "5", "--no-save"], capture_output=True, text=True)
+    result = subprocess.run(
+        [str(BIN / "purity"), "fuzz", "--n", "3", "--seed", "5", "--no-save"], capture_output=True, text=True
+    )
     assert result.returncode == 0, result.stdout + result.stderr
     assert "programs" in result.stdout and "failed 0" in result.stdout
 
@@ -151,5 +153,8 @@ def test_as_strided_over_a_non_contiguous_intermediate_is_refused_at_its_line():
     """Value semantics keep no strides: as_strided over a tensor the program
     lays out as channels_last would read the wrong elements (it did)."""
     x = torch.arange(60.0).reshape(1, 4, 5, 3)
-    with pytest.raises(PurityError, match=r"import failed on op aten.as_strided.default at .*test_bad_input.py:\d+: as_strided over a tensor"):
+    with pytest.raises(
+        PurityError,
+        match=r"import failed on op aten.as_strided.default at .*test_bad_input.py:\d+: as_strided over a tensor",
+    ):
         torch_purity.compile(as_strided_over_channels_last)(x)

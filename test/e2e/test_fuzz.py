@@ -22,7 +22,9 @@ def test_bounded_fuzz_run():
 @pytest.mark.parametrize(
     "path",
     [
-        pytest.param(p, marks=pytest.mark.xfail(strict=True, reason=KNOWN_WRONG[p.stem])) if p.stem in KNOWN_WRONG else p
+        pytest.param(p, marks=pytest.mark.xfail(strict=True, reason=KNOWN_WRONG[p.stem]))
+        if p.stem in KNOWN_WRONG
+        else p
         for p in REGRESSIONS
     ],
     ids=[p.stem for p in REGRESSIONS],

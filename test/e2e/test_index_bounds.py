@@ -233,8 +233,15 @@ def embedding_bag_with_offsets(weight, indices, offsets, cache, row):
 
 def test_embedding_bag_offsets_are_checked_as_eager_checks_them():
     """The first offset is 0, none decreases, none is past the indices."""
+
     def inputs(offsets):
-        return [torch.randn(ROWS, 4), torch.tensor([1, 2, 3, 4]), torch.tensor(offsets), torch.zeros(6, 4), torch.ones(4)]
+        return [
+            torch.randn(ROWS, 4),
+            torch.tensor([1, 2, 3, 4]),
+            torch.tensor(offsets),
+            torch.zeros(6, 4),
+            torch.ones(4),
+        ]
 
     compiled = torch_purity.compile(embedding_bag_with_offsets)
     for good in ([0, 2], [0, 4], [0, 0]):

@@ -3,22 +3,20 @@ and guards, failures that leave the caller's tensors untouched, and the GPU
 target's compilation."""
 
 import copy
-
-import numpy as np
-
 import os
 
+import numpy as np
 import pytest
 import torch
 
 import torch_purity
+from torch_purity import PurityError
+from torch_purity.checking import clone_preserving_aliasing, compare
+from torch_purity.iree.module import compile_linalg
 
 # PURITY_E2E_TARGET=cuda compiles for the GPU (CPU inputs then cross as host
 # copies); benchmarks/gpu_check.py checks the programs on CUDA tensors.
 TARGET = os.environ.get("PURITY_E2E_TARGET", "cpu")
-from torch_purity import PurityError
-from torch_purity.iree.module import compile_linalg
-from torch_purity.checking import clone_preserving_aliasing, compare
 
 
 class StaticKVCache(torch.nn.Module):
@@ -206,8 +204,10 @@ def test_iree_copies_host_array_arguments():
 
 def _iree_argument_addresses(entry) -> dict[int, int]:
     """Input slot -> address of the memory IREE was given for it on the last call."""
-    return {index: view.map().asarray(view.shape, np.dtype(np.uint8)).__array_interface__["data"][0]
-            for index, (_, view, _) in entry.imports.items()}
+    return {
+        index: view.map().asarray(view.shape, np.dtype(np.uint8)).__array_interface__["data"][0]
+        for index, (_, view, _) in entry.imports.items()
+    }
 
 
 def sgd_step(param, grad, momentum_buffer):
@@ -311,8 +311,12 @@ def test_argument_structures_match_eager():
         return params[0] + nested[0], len(params)
 
     def make():
-        return ([torch.randn(3), torch.randn(3)], (2.0, 3.0),
-                {"count": torch.zeros(()), "offset": torch.randn(3)}, [torch.randn(3), [torch.randn(3)]])
+        return (
+            [torch.randn(3), torch.randn(3)],
+            (2.0, 3.0),
+            {"count": torch.zeros(()), "offset": torch.randn(3)},
+            [torch.randn(3), [torch.randn(3)]],
+        )
 
     compiled = torch_purity.compile(update)
     for _ in range(2):  # the second call reuses the entry

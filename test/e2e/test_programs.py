@@ -7,14 +7,14 @@ import os
 
 import pytest
 import torch
+from programs import PROGRAMS
 
 import torch_purity
+from torch_purity.checking import compare
 
 # PURITY_E2E_TARGET=cuda compiles for the GPU (CPU inputs then cross as host
 # copies); benchmarks/gpu_check.py checks the programs on CUDA tensors.
 TARGET = os.environ.get("PURITY_E2E_TARGET", "cpu")
-from programs import PROGRAMS
-from torch_purity.checking import compare
 
 SEEDS = (0, 1)
 

@@ -49,9 +49,9 @@ def test_loaded_program_runs_without_the_compiler(tmp_path):
         sys.meta_path.insert(0, NoCompiler())
         import torch, torch_purity
         from torch_purity.checking import compare
-        sys.path.insert(0, {str(__file__.rsplit('/', 1)[0])!r})
+        sys.path.insert(0, {str(__file__.rsplit("/", 1)[0])!r})
         from test_saved_programs import kv_inputs, write_row
-        loaded = torch_purity.load({str(tmp_path / 'program')!r})
+        loaded = torch_purity.load({str(tmp_path / "program")!r})
         for seed in (1, 2):
             report = compare(write_row, loaded, kv_inputs(seed))
             assert report.ok, report.problems
@@ -187,6 +187,7 @@ def lookup_and_write(cache, row, weight, ids):
 def test_loaded_program_keeps_its_index_checks(tmp_path):
     """The checks' flags are part of the saved calling convention: a loaded
     program raises on an out-of-range id, with the caller's tensors untouched."""
+
     def inputs(ids):
         return [torch.zeros(4, 3), torch.ones(3), torch.randn(10, 3), torch.tensor(ids)]
 

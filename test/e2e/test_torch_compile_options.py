@@ -13,7 +13,12 @@ def step(cache, row):
 
 @pytest.mark.parametrize(
     "settings",
-    [{"mode": "max-autotune"}, {"mode": "reduce-overhead"}, {"options": {"target": "cpu"}}, {"dynamic": False, "fullgraph": True}],
+    [
+        {"mode": "max-autotune"},
+        {"mode": "reduce-overhead"},
+        {"options": {"target": "cpu"}},
+        {"dynamic": False, "fullgraph": True},
+    ],
     ids=["mode-max-autotune", "mode-reduce-overhead", "options-target", "dynamic-fullgraph"],
 )
 def test_modes_and_options_compile_and_match_eager(settings):

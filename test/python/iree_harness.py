@@ -17,8 +17,8 @@ import torch
 from torch_mlir.passmanager import PassManager
 
 from torch_purity import import_fx
-from torch_purity.iree.targets import COMMON_FLAGS
 from torch_purity.importer import new_context
+from torch_purity.iree.targets import COMMON_FLAGS
 from torch_purity.registry import get_pass
 
 

@@ -3,7 +3,6 @@ run with IREE on the CPU: outputs and final contents of mutated inputs."""
 
 import pytest
 import torch
-
 from iree_harness import assert_matches_eager
 
 
@@ -214,7 +213,9 @@ def _lowering_gap(program, reason):
     return program
 
 
-IREE_SCATTER_INTO_ARGUMENT = "IREE 3.13 rejects this index_put into a tied argument ('write affecting operations on global resources')"
+IREE_SCATTER_INTO_ARGUMENT = (
+    "IREE 3.13 rejects this index_put into a tied argument ('write affecting operations on global resources')"
+)
 
 CASES = [
     (in_place_on_fresh, lambda: (torch.randn(4), torch.randn(4))),
@@ -229,7 +230,10 @@ CASES = [
     (unsqueeze_squeeze, lambda: (torch.randn(3),)),
     (split_chunk_unbind, lambda: (torch.randn(4, 4),)),
     (view_before_mutation, lambda: (torch.randn(2, 3),)),
-    (copy_broadcast_dtype, lambda: (torch.randn(3) * 10, torch.randn(())),),
+    (
+        copy_broadcast_dtype,
+        lambda: (torch.randn(3) * 10, torch.randn(())),
+    ),
     (metadata_mutation_then_write, lambda: (torch.randn(2, 3),)),
     (unsqueeze_inplace, lambda: (torch.randn(2, 3),)),
     (index_put_accumulate, lambda: (torch.randn(3, 2), torch.randn(3, 2))),
@@ -254,7 +258,9 @@ PARAMS = [
         program,
         make_inputs,
         id=program.__name__,
-        marks=[pytest.mark.xfail(strict=True, reason=KNOWN_GAPS[program.__name__])] if program.__name__ in KNOWN_GAPS else [],
+        marks=[pytest.mark.xfail(strict=True, reason=KNOWN_GAPS[program.__name__])]
+        if program.__name__ in KNOWN_GAPS
+        else [],
     )
     for program, make_inputs in CASES
 ]

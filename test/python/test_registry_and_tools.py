@@ -68,7 +68,10 @@ def test_purity_opt_bad_input_exits_1_without_traceback(args, stdin, expected):
 
 def test_purity_run_bad_file_exits_1_without_traceback(tmp_path):
     program = tmp_path / "prog.py"
-    program.write_text("import torch\nprogram = lambda x: torch.linalg.eigh(x)[0]\ndef example_inputs():\n    return (torch.randn(3, 3),)\n")
+    program.write_text(
+        "import torch\nprogram = lambda x: torch.linalg.eigh(x)[0]\n"
+        "def example_inputs():\n    return (torch.randn(3, 3),)\n"
+    )
     result = run_tool("purity", "run", str(program))
     assert result.returncode == 1
     assert "_linalg_eigh" in result.stderr and "Traceback" not in result.stderr

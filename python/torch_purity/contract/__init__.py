@@ -50,7 +50,9 @@ IREE_OUTPUT = "iree.abi.output"  # on an argument: the result IREE stores in its
 # -- IREE ABI stage ----------------------------------------------------------------
 UNWRITTEN = "purity.unwritten"  # an argument IREE only reads
 RESULT_STORAGE = "purity.result_storage"  # a storage argument: the result stored in it
-RESULT_ELEMENT_TYPES = "purity.result_element_types"  # on the function: each result's Torch element type (builtin types lose signedness)
+RESULT_ELEMENT_TYPES = (
+    "purity.result_element_types"  # on the function: each result's Torch element type (builtin types lose signedness)
+)
 
 ATTRIBUTE_PREFIXES = ("purity.", "iree.abi.")
 

@@ -7,13 +7,15 @@ from __future__ import annotations
 
 from torch_mlir import ir
 
+from ..errors import PurityError
+from ..ir_helpers.functions import dict_entries, function_type, i64_attr, main_function
 from . import (
     ALIAS_BASE,
     ALIAS_GROUP,
     ALIASES_INPUT,
     ATTRIBUTE_PREFIXES,
-    IREE_OUTPUT,
     INDEX_CHECKS,
+    IREE_OUTPUT,
     MUTATIONS,
     NEW_SIZES,
     NEW_STORAGE_OFFSET,
@@ -32,8 +34,6 @@ from . import (
     Layout,
     MutationRecord,
 )
-from ..errors import PurityError
-from ..ir_helpers.functions import dict_entries, function_type, i64_attr, main_function
 
 # Argument/result attribute triples holding a Layout.
 NEW_LAYOUT = (NEW_SIZES, NEW_STRIDES, NEW_STORAGE_OFFSET)
@@ -116,8 +116,6 @@ def _layout(attrs: dict[str, object], names: tuple[str, str, str]) -> Layout:
 def read_calling_convention(module: ir.Module) -> CallingConvention:
     """The calling convention of the iree-abi stage's `main`."""
     function = main_function(module)
-    result_attrs = contract_attrs(function, "res_attrs")
-    arg_attrs = contract_attrs(function, "arg_attrs")
     element_types = _python_value(function.attributes[RESULT_ELEMENT_TYPES])
     unknown = sorted({t for t in element_types if t not in TORCH_DTYPES})
     if unknown:
@@ -125,6 +123,12 @@ def read_calling_convention(module: ir.Module) -> CallingConvention:
     convention = CallingConvention(
         [], {}, [], {}, [TORCH_DTYPES[t] for t in element_types], mutations=read_mutations(function)
     )
+    _read_results(contract_attrs(function, "res_attrs"), convention)
+    _read_arguments(contract_attrs(function, "arg_attrs"), function_type(function).inputs, convention)
+    return convention
+
+
+def _read_results(result_attrs: list[dict[str, object]], convention: CallingConvention) -> None:
     group_bases: dict[int, int] = {}  # alias group -> result index of the intermediate its outputs view
     group_members: list[tuple[int, int, Layout]] = []
     for index, attrs in enumerate(result_attrs):
@@ -138,25 +142,27 @@ def read_calling_convention(module: ir.Module) -> CallingConvention:
         else:
             output = len(convention.output_results)
             convention.output_results.append(index)
-            if VIEW_SIZES not in attrs:
-                continue
-            if ALIASES_INPUT in attrs:
+            if VIEW_SIZES in attrs and ALIASES_INPUT in attrs:
                 convention.output_views[output] = (attrs[ALIASES_INPUT], _layout(attrs, VIEW_LAYOUT))
-            elif ALIAS_GROUP in attrs:
+            elif VIEW_SIZES in attrs and ALIAS_GROUP in attrs:
                 group_members.append((output, attrs[ALIAS_GROUP], _layout(attrs, VIEW_LAYOUT)))
     for output, group, view in group_members:
         if group in group_bases:
             convention.output_bases[output] = (group_bases[group], view)
-    argument_types = function_type(function).inputs
+
+
+def _read_arguments(arg_attrs: list[dict[str, object]], types: list[ir.Type], convention: CallingConvention) -> None:
+    def shape(index: int) -> tuple[int, ...]:
+        return tuple(ir.RankedTensorType(types[index]).shape)
+
     for index, attrs in enumerate(arg_attrs):
         if IREE_OUTPUT in attrs and RESULT_STORAGE not in attrs:
             convention.tied_inputs.add(index)
         if SYNTHETIC_BASE_OF in attrs:
-            convention.synthetic_bases.append((attrs[SYNTHETIC_BASE_OF], ir.RankedTensorType(argument_types[index]).shape[0]))
+            convention.synthetic_bases.append((attrs[SYNTHETIC_BASE_OF], shape(index)[0]))
         if NEW_SIZES in attrs:
             convention.metadata_mutations[index] = _layout(attrs, NEW_LAYOUT)
         if UNWRITTEN in attrs:
             convention.unwritten_inputs.add(index)
         if RESULT_STORAGE in attrs:
-            convention.result_storage.append((attrs[RESULT_STORAGE], tuple(ir.RankedTensorType(argument_types[index]).shape)))
-    return convention
+            convention.result_storage.append((attrs[RESULT_STORAGE], shape(index)))

@@ -17,9 +17,9 @@ from __future__ import annotations
 
 import inspect
 import time
-from pathlib import Path
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import torch
 import torch.utils._pytree as pytree
@@ -27,12 +27,11 @@ import torch.utils._pytree as pytree
 from ..errors import PurityError
 from ..importer import import_graph, new_context, renamed_inputs, trace_to_aten
 from ..iree.module import IreeCompileError, LoadedModule, compile_linalg, iree_compile_command
+from ..iree.runtime import Executable, flatten_arguments, input_signature, unflatten_arguments
 from ..iree.saved import save_program
 from ..iree.targets import get_target
 from . import lowering_worker
 from .lowering import LoweredProgram, write_failing_ir
-from ..iree.runtime import Executable, flatten_arguments, input_signature, unflatten_arguments
-
 
 # ----------------------------------------------------------------------------
 # Specialization

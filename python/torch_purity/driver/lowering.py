@@ -11,10 +11,10 @@ from pathlib import Path
 
 from torch_mlir import ir
 
-from ..errors import PurityError
-from ..ir_helpers.queries import aten_op_of_location, source_location
 from ..contract import CallingConvention
 from ..contract.ir import read_calling_convention
+from ..errors import PurityError
+from ..ir_helpers.queries import aten_op_of_location, source_location
 from ..pipeline import STAGES, pass_manager, reproducer_command
 
 
@@ -68,7 +68,8 @@ def lower_to_linalg(module: ir.Module, dump_dir: str | None = None, on_stage=Non
             message = str(diagnostic.message) if diagnostic else str(error)
             raise PurityError(
                 stage.name,
-                f"{message}\n  IR before this stage: {path}\n  reproduce with: {reproducer_command(str(path), list(stage.passes))}",
+                f"{message}\n  IR before this stage: {path}\n"
+                f"  reproduce with: {reproducer_command(str(path), list(stage.passes))}",
                 op=_op_name_of(diagnostic),
                 source=source_location(diagnostic.location) if diagnostic else None,
             ) from None

@@ -136,7 +136,7 @@ def _serve() -> None:
             return
         stages: list[str] = []
 
-        def started(stage: str) -> None:
+        def started(stage: str, stages: list[str] = stages) -> None:
             stages.append(stage)
             _started(replies, stage)
 

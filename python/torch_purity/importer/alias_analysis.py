@@ -67,7 +67,9 @@ def _schema_argument_values(node: fx.Node, schema: torch.FunctionSchema):
             yield parameter, node.kwargs[parameter.name]
 
 
-def analyze_aliases(
+# One walk over the graph, one branch per kind of schema annotation: splitting it
+# would spread one rule over several functions.
+def analyze_aliases(  # noqa: C901
     graph: fx.Graph, input_storage_groups: Iterable[Iterable[fx.Node]] = ()
 ) -> AliasClasses:
     classes = _UnionFind()
@@ -116,4 +118,4 @@ def analyze_aliases(
                 if returned.op == "placeholder":
                     written_or_aliased = classes.find(returned)
                     sizes[written_or_aliased] = max(sizes.get(written_or_aliased, 1), 2)
-    return AliasClasses(classes, sizes, written, set(written_members))
+    return AliasClasses(classes, sizes, written)

@@ -45,15 +45,31 @@ from torch_mlir.ir import (
     Module,
     Operation,
     StringAttr,
+)
+from torch_mlir.ir import (
     Type as IrType,
 )
 
+from ..contract import (
+    INPUT_NAME as ATTR_INPUT_NAME,
+)
+from ..contract import (
+    SIZES as ATTR_SIZES,
+)
+from ..contract import (
+    STORAGE_GROUP as ATTR_STORAGE_GROUP,
+)
+from ..contract import (
+    STORAGE_OFFSET as ATTR_STORAGE_OFFSET,
+)
+from ..contract import (
+    STRIDES as ATTR_STRIDES,
+)
 from ..errors import PurityError
 from ..ir_helpers.queries import non_value_type, value_type
 from ..ops import METADATA_MUTATIONS, VIEW_OPS
 from .alias_analysis import analyze_aliases
 from .locations import node_location, op_display_name, register_user_code, source_of
-from ..contract import INPUT_NAME as ATTR_INPUT_NAME, SIZES as ATTR_SIZES, STORAGE_GROUP as ATTR_STORAGE_GROUP, STORAGE_OFFSET as ATTR_STORAGE_OFFSET, STRIDES as ATTR_STRIDES
 
 # Function argument attributes written by the importer and read by passes.
 
@@ -177,6 +193,7 @@ def _needs_decomposition(target: object, context: Context) -> bool:
 
 _CORE_ATEN_DECOMPOSITIONS = core_aten_decompositions()
 
+
 # Ops that reach us in graphs (Dynamo emits prims.fma for addcmul_ with a
 # scalar) but have no decomposition in PyTorch's tables.
 def _fused_multiply_add(a, b, c):
@@ -266,15 +283,27 @@ _NAN_PROPAGATING |= {
 # Registered ops decomposed anyway: torch-mlir's lowering of each loses NaN.
 _NAN_KEEPING = _NAN_PROPAGATING | {_aten.eq.Tensor: _equal_without_self_fold}
 _FORCED_DECOMPOSITIONS = _FORCED_DECOMPOSITIONS | frozenset(_NAN_KEEPING)
-_PURITY_OVERLOAD_DECOMPOSITIONS = _NAN_KEEPING | {
-    op: _rejecting_negative_indices(decomposition_table[op])
-    for op in (_aten.index_copy.default, _aten.index_copy_.default, _aten.index_add.default, _aten.index_add_.default)
-} | {
-    op: _wrapping_negative_indices(decomposition_table[op])
-    for op in (
-        _aten.index_fill.int_Scalar, _aten.index_fill_.int_Scalar, _aten.index_fill.int_Tensor, _aten.index_fill_.int_Tensor
-    )
-}
+_PURITY_OVERLOAD_DECOMPOSITIONS = (
+    _NAN_KEEPING
+    | {
+        op: _rejecting_negative_indices(decomposition_table[op])
+        for op in (
+            _aten.index_copy.default,
+            _aten.index_copy_.default,
+            _aten.index_add.default,
+            _aten.index_add_.default,
+        )
+    }
+    | {
+        op: _wrapping_negative_indices(decomposition_table[op])
+        for op in (
+            _aten.index_fill.int_Scalar,
+            _aten.index_fill_.int_Scalar,
+            _aten.index_fill.int_Tensor,
+            _aten.index_fill_.int_Tensor,
+        )
+    }
+)
 
 
 def _decomposition_of(op: torch._ops.OpOverload):
@@ -384,8 +413,7 @@ class _MutableGraphNodeImporter(tm_fx.GraphNodeImporter):
         if not registered and not is_metadata_mutation(target):
             raise PurityError(
                 "import",
-                f"the Torch dialect has no op '{op_name}' and PyTorch has no "
-                "decomposition for it",
+                f"the Torch dialect has no op '{op_name}' and PyTorch has no decomposition for it",
                 op=op_display_name(node),
                 source=source_of(node),
             )
@@ -426,7 +454,9 @@ class _MutableGraphNodeImporter(tm_fx.GraphNodeImporter):
         """`aten.add.out(a, b, out=c)` as `c.copy_(aten.add.Tensor(a, b))`: the
         dialect has no out= ops, and the copy keeps the write into `out` explicit."""
         schema = functional._schema
-        out_parameter = next(a for a in node.target._schema.arguments if a.alias_info is not None and a.alias_info.is_write)
+        out_parameter = next(
+            a for a in node.target._schema.arguments if a.alias_info is not None and a.alias_info.is_write
+        )
         out_node = node.kwargs.get(out_parameter.name)
         out_value = self.resolve_node_value(out_node)
         if list(out_node.meta["val"].shape) != list(node.meta["val"].shape):
@@ -483,12 +513,8 @@ class _MutableGraphNodeImporter(tm_fx.GraphNodeImporter):
             return super()._import_getitem(loc, node)
         if source not in self._unpack_list_values:
             listed = self.resolve_node_value(source)
-            element_types = [
-                self._cc.value_info_to_type(v, mutable=True) for v in source.meta["val"]
-            ]
-            unpack = Operation.create(
-                "torch.prim.ListUnpack", results=element_types, operands=[listed], loc=loc
-            )
+            element_types = [self._cc.value_info_to_type(v, mutable=True) for v in source.meta["val"]]
+            unpack = Operation.create("torch.prim.ListUnpack", results=element_types, operands=[listed], loc=loc)
             self._unpack_list_values[source] = tuple(unpack.results)
         self.bind_node_value(node, self._unpack_list_values[source][node.args[1]])
 
@@ -502,7 +528,9 @@ class _MutableGraphNodeImporter(tm_fx.GraphNodeImporter):
         with loc:
             for item in arg:
                 if item is None:
-                    operands.append(Operation.create("torch.constant.none", results=[IrType.parse("!torch.none")]).result)
+                    operands.append(
+                        Operation.create("torch.constant.none", results=[IrType.parse("!torch.none")]).result
+                    )
                     continue
                 value = self.resolve_node_value(item)
                 if self.aliases.is_non_value(item):
@@ -530,11 +558,7 @@ def _scalar_overload(node: fx.Node) -> torch._ops.OpOverload:
     """`aten.mul_.Tensor(t, 3)` -> `aten.mul_.Scalar`: the same semantics
     (a Python number is a wrapped scalar either way) without a 0-d literal."""
     target = node.target
-    if (
-        target._overloadname == "Tensor"
-        and len(node.args) > 1
-        and isinstance(node.args[1], (int, float, bool))
-    ):
+    if target._overloadname == "Tensor" and len(node.args) > 1 and isinstance(node.args[1], (int, float, bool)):
         return getattr(target.overloadpacket, "Scalar", target)
     return target
 

@@ -57,11 +57,7 @@ def register_user_code(entry: object) -> None:
             if filename not in seen_files:
                 seen_files.add(filename)
                 for value in function.__globals__.values():
-                    candidates.extend(
-                        f
-                        for f in _functions_of(value)
-                        if f.__code__.co_filename == filename
-                    )
+                    candidates.extend(f for f in _functions_of(value) if f.__code__.co_filename == filename)
             for candidate in candidates:
                 for code in _code_objects(candidate.__code__):
                     anchors.add((code.co_filename, code.co_name))
@@ -89,10 +85,7 @@ def _column(file: str, line: int) -> int:
 
 def node_location(node: fx.Node, context: Context) -> Location:
     """NameLoc(op name) around the user's frames (a call-site chain when nested)."""
-    frames = [
-        Location.file(file, line, _column(file, line), context=context)
-        for file, line in user_frames(node)
-    ]
+    frames = [Location.file(file, line, _column(file, line), context=context) for file, line in user_frames(node)]
     if not frames:
         inner = Location.unknown(context=context)
     elif len(frames) == 1:

@@ -6,7 +6,6 @@ import re
 
 from torch_mlir.ir import Location, Operation, StringAttr, Type
 
-
 FILE_LOCATION = re.compile(r'"([^"]*)":([0-9]+):([0-9]+)')
 
 
@@ -41,7 +40,7 @@ def aten_op_of_location(location: Location) -> str | None:
 
 
 def non_value_kind(value) -> str | None:
-    """"tensor" for `!torch.tensor`, "list" for `!torch.list<tensor>`, else None."""
+    """ "tensor" for `!torch.tensor`, "list" for `!torch.list<tensor>`, else None."""
     return _kind_of_type_text(str(value.type))
 
 
@@ -88,4 +87,6 @@ class TypeQueries:
 
 def non_value_type(value_semantic_type: Type) -> Type:
     """`!torch.vtensor<[4],f32>` -> `!torch.tensor<[4],f32>`."""
-    return Type.parse(str(value_semantic_type).replace("!torch.vtensor", "!torch.tensor", 1), value_semantic_type.context)
+    return Type.parse(
+        str(value_semantic_type).replace("!torch.vtensor", "!torch.tensor", 1), value_semantic_type.context
+    )

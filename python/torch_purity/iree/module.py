@@ -5,7 +5,6 @@ something is compiled, so saved programs run where it is not installed."""
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -16,6 +15,7 @@ from torch.utils.dlpack import to_dlpack
 
 from ..errors import PurityError
 from .targets import get_target
+
 
 class IreeCompileError(Exception):
     pass
@@ -64,11 +64,15 @@ class LoadedModule:
         try:
             config = iree_runtime.Config(driver)
         except RuntimeError as error:
-            raise PurityError("run", f"IREE cannot open a '{driver}' device here: {str(error).splitlines()[0]}") from None
+            raise PurityError(
+                "run", f"IREE cannot open a '{driver}' device here: {str(error).splitlines()[0]}"
+            ) from None
         context = iree_runtime.SystemContext(config=config)
         context.add_vm_module(iree_runtime.VmModule.copy_buffer(config.vm_instance, self.vmfb))
         module = context.modules.module
-        return _Opened(config.device, module["main"], context.vm_context, module.vm_module.lookup_function("main"), context)
+        return _Opened(
+            config.device, module["main"], context.vm_context, module.vm_module.lookup_function("main"), context
+        )
 
     def __call__(self, arguments: list) -> list:
         """Calls `main` through IREE's generic invoker (host arrays in, device arrays out)."""

@@ -50,7 +50,9 @@ _IMPORT_ALIGNMENT = 64
 def synthetic_base_arguments(convention: CallingConvention, tensors: list[torch.Tensor]) -> list[torch.Tensor]:
     """The compiled function's arguments: the inputs, then each synthetic
     base as a view of its members' storage (writes to it reach them all)."""
-    bases = [torch.as_strided(tensors[members[0]], (length,), (1,), 0) for members, length in convention.synthetic_bases]
+    bases = [
+        torch.as_strided(tensors[members[0]], (length,), (1,), 0) for members, length in convention.synthetic_bases
+    ]
     return [*tensors, *bases]
 
 
@@ -140,8 +142,8 @@ class Executable:
     output_spec: list = field(default_factory=list)
 
     # Per input slot: (data_ptr, buffer view over the caller's memory) of the
-    # last call, reused while the same memory comes again. Holding the view keeps that tensor's storage alive until another
-    # tensor takes the slot.
+    # last call, reused while the same memory comes again. Holding the view
+    # keeps that tensor's storage alive until another tensor takes the slot.
     imports: dict[int, tuple[int, object]] = field(default_factory=dict)
     zero_copy_inputs: set[int] | None = None
     # How calls cross to IREE: "unchecked" until the first call, then "in
@@ -216,7 +218,9 @@ class Executable:
         """The program's return value (its pytree, with non-tensor leaves) from the tensor outputs."""
         spec, constants = self.output_spec
         if self.output_form is None:
-            simple = not constants and (spec.is_leaf() or (spec.type is tuple and all(c.is_leaf() for c in spec.children())))
+            simple = not constants and (
+                spec.is_leaf() or (spec.type is tuple and all(c.is_leaf() for c in spec.children()))
+            )
             self.output_form = ("leaf" if spec.is_leaf() else "tuple") if simple else "tree"
         # The common forms, without pytree's cost on every call.
         if self.output_form == "leaf":
@@ -244,7 +248,9 @@ class Executable:
             view = None
             if index in zero_copy:
                 cached = imports.get(index)  # the common case, inlined: the same tensor again
-                view = cached[1] if cached is not None and cached[0] == tensor.data_ptr() else self._import(index, tensor)
+                view = (
+                    cached[1] if cached is not None and cached[0] == tensor.data_ptr() else self._import(index, tensor)
+                )
             if view is None:
                 # A fresh contiguous tensor starts on an allocation boundary.
                 tensor = tensor.detach().clone(memory_format=torch.contiguous_format)
@@ -329,9 +335,12 @@ class Executable:
         device = tensors[0].device if tensors else torch.device("cpu")
         convention = self.convention
         arguments = [_host_array(t) for t in tensors]
-        arguments += [np.zeros(shape, dtype=_host_dtype(convention.result_dtypes[r])) for r, shape in convention.result_storage]
+        arguments += [
+            np.zeros(shape, dtype=_host_dtype(convention.result_dtypes[r])) for r, shape in convention.result_storage
+        ]
         results = [
-            _with_dtype(torch.from_numpy(to_host(r)), dtype) for r, dtype in zip(self.module(arguments), convention.result_dtypes)
+            _with_dtype(torch.from_numpy(to_host(r)), dtype)
+            for r, dtype in zip(self.module(arguments), convention.result_dtypes)
         ]
         return [r.to(device) for r in results] if device.type != "cpu" else results, []
 
@@ -407,7 +416,8 @@ def _without_backward(outputs: list[torch.Tensor], convention: CallingConvention
     of inputs keep the autograd history of their view (exact: the program
     wrote none of the inputs that require grad)."""
     return [
-        output if index in convention.output_views or not (output.is_floating_point() or output.is_complex())
+        output
+        if index in convention.output_views or not (output.is_floating_point() or output.is_complex())
         else _NoBackward.apply(output, *needing_grad)
         for index, output in enumerate(outputs)
     ]
@@ -435,4 +445,6 @@ def _with_dtype(result: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
     reinterpreted."""
     if result.dtype == dtype:
         return result
-    return result.view(dtype) if result.element_size() == torch.empty((), dtype=dtype).element_size() else result.to(dtype)
+    return (
+        result.view(dtype) if result.element_size() == torch.empty((), dtype=dtype).element_size() else result.to(dtype)
+    )

@@ -58,7 +58,9 @@ def _describe(signature: tuple) -> str:
     return ", ".join(parts)
 
 
-def save_program(entries: dict[tuple, Executable], target: str, state_names: list[str] | None, folder: str | Path) -> Path:
+def save_program(
+    entries: dict[tuple, Executable], target: str, state_names: list[str] | None, folder: str | Path
+) -> Path:
     """Writes the entries (keyed like `CompiledProgram.cache`) to `folder`."""
     if not entries:
         raise PurityError("save", "nothing is compiled yet: call the program or pass example inputs to compile() first")
@@ -142,9 +144,15 @@ def load(folder: str | Path, module: torch.nn.Module | None = None) -> SavedProg
     names = program["state_names"]
     if (names is None) != (module is None):
         wanted = "an nn.Module's" if names is not None else "a function's"
-        raise PurityError("load", f"{folder} holds {wanted} program: pass module= exactly when it was compiled from a module")
+        raise PurityError(
+            "load", f"{folder} holds {wanted} program: pass module= exactly when it was compiled from a module"
+        )
     if module is not None:
-        given = [f"param:{n}" for n, _ in module.named_parameters()] + [f"buffer:{n}" for n, _ in module.named_buffers()]
+        given = [f"param:{n}" for n, _ in module.named_parameters()] + [
+            f"buffer:{n}" for n, _ in module.named_buffers()
+        ]
         if given != names:
-            raise PurityError("load", f"the module's parameters and buffers ({given}) are not the saved program's ({names})")
+            raise PurityError(
+                "load", f"the module's parameters and buffers ({given}) are not the saved program's ({names})"
+            )
     return SavedProgram(folder, program, module)

@@ -64,7 +64,14 @@ TARGETS: dict[str, Target] = {
             "this machine's CPU (llvm-cpu)",
         ),
         # sm_90 failed in IREE 3.13 with "missing GPU target"; sm_80 code runs on an H200.
-        Target("cuda", "cuda", 2, "cuda", ("--iree-hal-target-device=cuda", "--iree-cuda-target=sm_80"), "an NVIDIA GPU (sm_80 code)"),
+        Target(
+            "cuda",
+            "cuda",
+            2,
+            "cuda",
+            ("--iree-hal-target-device=cuda", "--iree-cuda-target=sm_80"),
+            "an NVIDIA GPU (sm_80 code)",
+        ),
     )
 }
 

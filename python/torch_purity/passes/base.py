@@ -11,10 +11,9 @@ from __future__ import annotations
 
 import dataclasses
 import os
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import ClassVar, get_type_hints
-
-from collections.abc import Callable, Iterable
 
 from torch_mlir.ir import Location, MLIRError, Operation
 from torch_mlir.passmanager import PassManager

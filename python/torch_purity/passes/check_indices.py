@@ -52,15 +52,14 @@ from dataclasses import dataclass
 import numpy as np
 from torch_mlir.ir import DenseElementsAttr, InsertionPoint, Operation, Type, UnitAttr, Value
 
-from ..ir_helpers.queries import aten_op_of_location, source_location, value_type, walk
 from .. import contract
 from ..contract import IndexCheck
 from ..contract.ir import index_checks_attr
+from ..ir_helpers.functions import function_ops, set_result_attrs, set_results
+from ..ir_helpers.queries import aten_op_of_location, source_location, value_type, walk
+from ..ir_helpers.torch_values import NotConstant, constant_of, int_constant, int_list_constant, static_sizes
 from ..ir_helpers.types import element_type_text, with_element_type_text
 from .base import LocatedPassError, ModulePass
-from ..ir_helpers.functions import function_ops, set_result_attrs, set_results
-from ..ir_helpers.torch_values import NotConstant, constant_of, int_constant, int_list_constant, static_sizes
-
 
 
 @dataclass(frozen=True)
@@ -93,13 +92,16 @@ _RULES: dict[str, _IndexRule] = {
 
 _SCATTERS = ("torch.aten.select_scatter", "torch.aten.slice_scatter")
 # The read of the region each scatter replaces: the same operands after `src`.
-_REGION_READS = {"torch.aten.select_scatter": "torch.aten.select.int", "torch.aten.slice_scatter": "torch.aten.slice.Tensor"}
+_REGION_READS = {
+    "torch.aten.select_scatter": "torch.aten.select.int",
+    "torch.aten.slice_scatter": "torch.aten.slice.Tensor",
+}
 _NOT_INDICES = ("i1", "ui8")  # boolean masks
 
 
 @dataclass(frozen=True)
 class CheckIndices(ModulePass):
-    """Clamps indices read from data into range, reports out-of-range ones in an extra result, and guards every write into an argument on them."""
+    """Clamps indices read from data into range, reports bad ones in an extra result, guards argument writes on them."""
 
     name = "purity-check-indices"
 
@@ -117,7 +119,9 @@ def _check_function(function: Operation) -> None:
     for op in operations:
         nested = next((o.operation for o in walk(op) if o.operation.name in _RULES), None)
         if nested is not None:
-            raise _CannotCheck(nested.location, f"'{nested.name}' inside a region (control flow) cannot be bounds-checked")
+            raise _CannotCheck(
+                nested.location, f"'{nested.name}' inside a region (control flow) cannot be bounds-checked"
+            )
     flags: list[Value] = []
     checks: list[IndexCheck] = []
     total = 0
@@ -136,8 +140,14 @@ def _check_function(function: Operation) -> None:
         return
     return_op = operations[-1]
     with InsertionPoint(return_op), return_op.location:
-        flag_vector = flags[0] if len(flags) == 1 else _build(
-            "torch.aten.cat", [_list_of(flags, "!torch.list<vtensor>"), int_constant(0)], f"!torch.vtensor<[{total}],i1>"
+        flag_vector = (
+            flags[0]
+            if len(flags) == 1
+            else _build(
+                "torch.aten.cat",
+                [_list_of(flags, "!torch.list<vtensor>"), int_constant(0)],
+                f"!torch.vtensor<[{total}],i1>",
+            )
         )
         overwrites = [op for op in operations if op.name == "torch.overwrite.tensor.contents"]
         ok = _build("torch.aten.all", [flag_vector], "!torch.vtensor<[],i1>") if overwrites else None
@@ -164,7 +174,9 @@ def _check_op(op: Operation, rule: _IndexRule) -> list[Value]:
         try:
             dim = constant_of(op.operands[rule.dim])
         except NotConstant:
-            raise _CannotCheck(op.location, f"'{op.name}' with a non-constant dimension cannot be bounds-checked") from None
+            raise _CannotCheck(
+                op.location, f"'{op.name}' with a non-constant dimension cannot be bounds-checked"
+            ) from None
         dim = dim + len(sizes) if dim < 0 else dim
     sizes = sizes or [1]  # a 0-d tensor is indexed like a 1-d one of one element
     with InsertionPoint(op), op.location:
@@ -196,13 +208,25 @@ def _check_bag_offsets(op: Operation) -> list[Value]:
     bool_type, scalar_bool = with_element_type_text(offsets_type, "i1"), "!torch.vtensor<[],i1>"
     with InsertionPoint(op), op.location:
         clamped = _build("torch.aten.clamp", [offsets, int_constant(0), int_constant(count)], offsets_type)
-        checks = [_build("torch.aten.all", [_build("torch.aten.eq.Tensor", [clamped, offsets], bool_type)], scalar_bool)]
-        first = _build("torch.aten.select.int", [offsets, int_constant(0), int_constant(0)], _with_shape(offsets_type, ""))
+        checks = [
+            _build("torch.aten.all", [_build("torch.aten.eq.Tensor", [clamped, offsets], bool_type)], scalar_bool)
+        ]
+        first = _build(
+            "torch.aten.select.int", [offsets, int_constant(0), int_constant(0)], _with_shape(offsets_type, "")
+        )
         checks.append(_build("torch.aten.eq.Scalar", [first, int_constant(0)], scalar_bool))
         if lengths[0] > 1:
             shorter = _with_shape(offsets_type, str(lengths[0] - 1))
-            later = _build("torch.aten.slice.Tensor", [offsets, int_constant(0), int_constant(1), int_constant(lengths[0]), int_constant(1)], shorter)
-            earlier = _build("torch.aten.slice.Tensor", [offsets, int_constant(0), int_constant(0), int_constant(lengths[0] - 1), int_constant(1)], shorter)
+            later = _build(
+                "torch.aten.slice.Tensor",
+                [offsets, int_constant(0), int_constant(1), int_constant(lengths[0]), int_constant(1)],
+                shorter,
+            )
+            earlier = _build(
+                "torch.aten.slice.Tensor",
+                [offsets, int_constant(0), int_constant(0), int_constant(lengths[0] - 1), int_constant(1)],
+                shorter,
+            )
             ordered = _build("torch.aten.ge.Tensor", [later, earlier], with_element_type_text(shorter, "i1"))
             checks.append(_build("torch.aten.all", [ordered], scalar_bool))
         valid = checks[0]
@@ -214,7 +238,7 @@ def _check_bag_offsets(op: Operation) -> list[Value]:
 
 def _with_shape(tensor_type: str, dims: str) -> str:
     head, _, rest = tensor_type.partition("<[")
-    return f"{head}<[{dims}]{rest[rest.index(']') + 1:]}"
+    return f"{head}<[{dims}]{rest[rest.index(']') + 1 :]}"
 
 
 def _check_index_list(op: Operation, rule: _IndexRule, sizes: list[int]) -> list[Value]:
@@ -222,7 +246,9 @@ def _check_index_list(op: Operation, rule: _IndexRule, sizes: list[int]) -> list
     owner = op.operands[rule.index].owner
     construct = getattr(owner, "operation", owner)  # an OpView, an Operation or a Block
     if getattr(construct, "name", None) != "torch.prim.ListConstruct":
-        raise _CannotCheck(op.location, f"'{op.name}' with indices not built by a list construct cannot be bounds-checked")
+        raise _CannotCheck(
+            op.location, f"'{op.name}' with indices not built by a list construct cannot be bounds-checked"
+        )
     elements = list(construct.operands)
     flags: list[Value] = []
     changed = False
@@ -294,7 +320,9 @@ def _guarded(final: Value, original: Value, ok: Value) -> Value:
     while bottom != original and getattr(bottom.owner, "name", None) in _SCATTERS:
         chain.append(bottom.owner)
         bottom = bottom.owner.operands[0]
-    current = bottom if bottom == original else _build("torch.aten.where.self", [ok, bottom, original], str(bottom.type))
+    current = (
+        bottom if bottom == original else _build("torch.aten.where.self", [ok, bottom, original], str(bottom.type))
+    )
     for scatter in reversed(chain):
         source, position = scatter.operands[1], list(scatter.operands[2:])
         region = Operation.create(_REGION_READS[scatter.name], results=[source.type], operands=[current, *position])
@@ -323,4 +351,6 @@ def _build(name: str, operands: list[Value], result_type: str) -> Value:
 
 def _list_of(values: list[Value], list_type: str) -> Value:
     context = values[0].context
-    return Operation.create("torch.prim.ListConstruct", results=[Type.parse(list_type, context)], operands=values).result
+    return Operation.create(
+        "torch.prim.ListConstruct", results=[Type.parse(list_type, context)], operands=values
+    ).result

@@ -32,15 +32,15 @@ import torch
 from torch_mlir.ir import DenseElementsAttr, InsertionPoint, IntegerType, Location, Operation, Type, Value
 
 from ..ir_helpers.queries import walk
-from .base import LocatedPassError, ModulePass
 from ..ir_helpers.torch_values import NotConstant, constant_of, int_constant, int_list_constant, static_sizes
+from .base import LocatedPassError, ModulePass
 
 _STRIDED = ("torch.aten.diagonal_scatter", "torch.aten.as_strided_scatter", "torch.aten.as_strided")
 
 
 @dataclass(frozen=True)
 class DecomposeStrided(ModulePass):
-    """Rewrites as_strided, as_strided_scatter and diagonal_scatter into view, index_select and where, which torch-mlir lowers."""
+    """Rewrites as_strided, as_strided_scatter and diagonal_scatter into view, index_select and where."""
 
     name = "purity-decompose-strided"
 
@@ -108,7 +108,9 @@ def _decompose(op: Operation) -> Value:
 
     flat_base = create("torch.aten.view", [base, int_list_constant([total])], flat(total))
     if op.name == "torch.aten.as_strided":
-        picked = create("torch.aten.index_select", [flat_base, int_constant(0), literal(positions, "si64", 64)], flat(covered))
+        picked = create(
+            "torch.aten.index_select", [flat_base, int_constant(0), literal(positions, "si64", 64)], flat(covered)
+        )
         return create("torch.aten.view", [picked, int_list_constant(result_sizes)], op.results[0].type)
     if covered == 0:
         return base

@@ -22,9 +22,9 @@ from torch_mlir.ir import Operation
 
 from .. import contract
 from ..contract.ir import element_types_attr
+from ..ir_helpers.functions import function_ops, i64_attr, set_result_attrs, set_results
 from ..ir_helpers.queries import is_non_value, value_type
 from .base import LocatedPassError, ModulePass
-from ..ir_helpers.functions import function_ops, i64_attr, set_result_attrs, set_results
 
 
 @dataclass(frozen=True)
@@ -51,7 +51,9 @@ def _expose(function: Operation) -> None:
             continue
         target = op.operands[1]
         if target.owner != block or not hasattr(target, "arg_number"):
-            raise _NotEdgeForm(op, "only overwrites of function arguments can be exposed (run purity-functionalize first)")
+            raise _NotEdgeForm(
+                op, "only overwrites of function arguments can be exposed (run purity-functionalize first)"
+            )
         final_values[target.arg_number] = op.operands[0]
         op.erase()
     for argument in block.arguments:

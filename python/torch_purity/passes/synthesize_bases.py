@@ -41,14 +41,14 @@ from torch_mlir.ir import (
     TypeAttr,
 )
 
-from .. import ops as op_catalog
-from ..ir_helpers.queries import aten_name
-from .base import LocatedPassError, ModulePass
-from ..ir_helpers.functions import arg_attr, function_ops, i64_attr, set_arg_attrs
-from ..ir_helpers.torch_values import int_constant, int_list_constant
 from .. import contract
+from .. import ops as op_catalog
+from ..ir_helpers.functions import arg_attr, function_ops, i64_attr, set_arg_attrs
+from ..ir_helpers.queries import aten_name
+from ..ir_helpers.torch_values import int_constant, int_list_constant
 from ..ir_helpers.types import element_type_text
 from ..layout import Layout, inverse_permutation
+from .base import LocatedPassError, ModulePass
 
 _EXACT_OVERLAP_LIMIT = 1 << 22  # elements; beyond it, overlapping extents count as overlap
 
@@ -64,7 +64,7 @@ def overlap(a: Layout, b: Layout) -> bool:
 
 @dataclass(frozen=True)
 class SynthesizeBases(ModulePass):
-    """Merges arguments that overlap in memory, one of them written, into one synthetic base argument regenerating each as a view."""
+    """Merges overlapping arguments, one of them written, into one synthetic base that regenerates each as a view."""
 
     name = "purity-synthesize-bases"
 
@@ -126,7 +126,7 @@ def _groups_to_merge(function: Operation) -> list[list[int]]:
     for members in shared:
         parent = {m: m for m in members}
 
-        def find(m: int) -> int:
+        def find(m: int, parent: dict[int, int] = parent) -> int:
             while parent[m] != m:
                 m = parent[m]
             return m
@@ -154,7 +154,8 @@ def _synthesize(function: Operation) -> None:
         elements = {element_type_text(block.arguments[m].type) for m in members}
         if len(elements) != 1:
             raise LocatedPassError(
-                function.location, f"inputs {members} share storage with different dtypes ({', '.join(sorted(elements))})"
+                function.location,
+                f"inputs {members} share storage with different dtypes ({', '.join(sorted(elements))})",
             )
         length = max(_layout(function, m).extent()[1] for m in members)
         base_type = Type.parse(f"!torch.tensor<[{length}],{elements.pop()}>", context)
@@ -167,13 +168,17 @@ def _synthesize(function: Operation) -> None:
                 context=context,
             )
         )
-        set_arg_attrs(function, base_index, {
-            contract.INPUT_NAME: StringAttr.get("synthetic-base:" + ",".join(str(m) for m in members), context),
-            contract.SIZES: DenseI64ArrayAttr.get([length], context),
-            contract.STRIDES: DenseI64ArrayAttr.get([1], context),
-            contract.STORAGE_OFFSET: i64_attr(0),
-            contract.SYNTHETIC_BASE_OF: DenseI64ArrayAttr.get(members, context),
-        })
+        set_arg_attrs(
+            function,
+            base_index,
+            {
+                contract.INPUT_NAME: StringAttr.get("synthetic-base:" + ",".join(str(m) for m in members), context),
+                contract.SIZES: DenseI64ArrayAttr.get([length], context),
+                contract.STRIDES: DenseI64ArrayAttr.get([1], context),
+                contract.STORAGE_OFFSET: i64_attr(0),
+                contract.SYNTHETIC_BASE_OF: DenseI64ArrayAttr.get(members, context),
+            },
+        )
         for member in members:
             argument = block.arguments[member]
             layout = _layout(function, member)
@@ -199,16 +204,33 @@ def _regenerate(base, layout: Layout, member_type: Type, base_type: Type) -> Ope
         piece = Operation.create(
             "torch.aten.slice.Tensor",
             results=[Type.parse(f"!torch.tensor<[{count}],{element}>", context)],
-            operands=[base, int_constant(0), int_constant(layout.offset), int_constant(layout.offset + count), int_constant(1)],
+            operands=[
+                base,
+                int_constant(0),
+                int_constant(layout.offset),
+                int_constant(layout.offset + count),
+                int_constant(1),
+            ],
         ).result
         if list(order) == list(range(len(order))):
-            return Operation.create("torch.aten.view", results=[member_type], operands=[piece, int_list_constant(list(layout.sizes))])
+            return Operation.create(
+                "torch.aten.view", results=[member_type], operands=[piece, int_list_constant(list(layout.sizes))]
+            )
         block_type = Type.parse(f"!torch.tensor<[{','.join(str(d) for d in sizes)}],{element}>", context)
-        block = Operation.create("torch.aten.view", results=[block_type], operands=[piece, int_list_constant(list(sizes))]).result
+        block = Operation.create(
+            "torch.aten.view", results=[block_type], operands=[piece, int_list_constant(list(sizes))]
+        ).result
         inverse = inverse_permutation(order)
-        return Operation.create("torch.aten.permute", results=[member_type], operands=[block, int_list_constant(inverse)])
+        return Operation.create(
+            "torch.aten.permute", results=[member_type], operands=[block, int_list_constant(inverse)]
+        )
     return Operation.create(
         "torch.aten.as_strided",
         results=[member_type],
-        operands=[base, int_list_constant(list(layout.sizes)), int_list_constant(list(layout.strides)), int_constant(layout.offset)],
+        operands=[
+            base,
+            int_list_constant(list(layout.sizes)),
+            int_list_constant(list(layout.strides)),
+            int_constant(layout.offset),
+        ],
     )

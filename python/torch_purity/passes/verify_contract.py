@@ -44,7 +44,7 @@ Violation = tuple[Location, str]
 
 @dataclass(frozen=True)
 class VerifyContract(ModulePass):
-    """Checks the IR contract a stage's output promises (stage=functional-torch|value-boundary-torch|torch-backend|linalg|iree-abi)."""
+    """Checks the IR contract a stage's output promises (stage=functional-torch|value-boundary-torch|...|iree-abi)."""
 
     name = "purity-verify-contract"
 
@@ -100,14 +100,23 @@ def _written_arguments_overwritten_once(function: Operation) -> Iterator[Violati
             if user.name == "torch.overwrite.tensor.contents" and use.operand_number == 1:
                 overwrites += 1
             elif user.name != "torch.copy.to_vtensor":
-                yield user.location, f"'{user.name}' uses written argument {argument.arg_number}, which only reads and one overwrite may"
+                yield (
+                    user.location,
+                    f"'{user.name}' uses written argument {argument.arg_number}, "
+                    "which only reads and one overwrite may",
+                )
         if overwrites != 1:
-            yield function.location, f"written argument {argument.arg_number} is overwritten {overwrites} times, not once"
+            yield (
+                function.location,
+                f"written argument {argument.arg_number} is overwritten {overwrites} times, not once",
+            )
 
 
 def _index_checks(function: Operation) -> Iterator[Violation]:
     results = function_type(function).results
-    found = [(i, attrs) for i, attrs in enumerate(contract_attrs(function, "res_attrs")) if contract.INDEX_CHECKS in attrs]
+    found = [
+        (i, attrs) for i, attrs in enumerate(contract_attrs(function, "res_attrs")) if contract.INDEX_CHECKS in attrs
+    ]
     if len(found) > 1:
         yield function.location, f"{len(found)} results carry {contract.INDEX_CHECKS}, not at most one"
     for index, attrs in found:
@@ -138,9 +147,16 @@ def _boundary_attributes(function: Operation) -> Iterator[Violation]:
     kind = function_type(function)
     result_count = len(kind.results)
     result_attrs = contract_attrs(function, "res_attrs")
-    types = function.attributes[contract.RESULT_ELEMENT_TYPES] if contract.RESULT_ELEMENT_TYPES in function.attributes else None
+    types = (
+        function.attributes[contract.RESULT_ELEMENT_TYPES]
+        if contract.RESULT_ELEMENT_TYPES in function.attributes
+        else None
+    )
     if types is None or len(list(types)) != result_count:
-        yield function.location, f"{contract.RESULT_ELEMENT_TYPES} must name one element type per result ({result_count})"
+        yield (
+            function.location,
+            f"{contract.RESULT_ELEMENT_TYPES} must name one element type per result ({result_count})",
+        )
     written: dict[int, int] = {}
     for index, attrs in enumerate(result_attrs):
         if contract.WRITTEN_INPUT not in attrs:
@@ -149,7 +165,10 @@ def _boundary_attributes(function: Operation) -> Iterator[Violation]:
         if not 0 <= argument < len(kind.inputs):
             yield function.location, f"result {index} is the final value of argument {argument}, which does not exist"
         elif argument in written:
-            yield function.location, f"argument {argument} has two final values (results {written[argument]} and {index})"
+            yield (
+                function.location,
+                f"argument {argument} has two final values (results {written[argument]} and {index})",
+            )
         else:
             written[argument] = index
     for index, attrs in enumerate(contract_attrs(function, "arg_attrs")):
@@ -160,7 +179,10 @@ def _boundary_attributes(function: Operation) -> Iterator[Violation]:
         if not 0 <= result < result_count:
             yield function.location, f"argument {index} is tied to result {result}, which does not exist"
         elif written.get(index) != result and stored != result:
-            yield function.location, f"argument {index} is tied to result {result}, which is neither its final value nor stored in it"
+            yield (
+                function.location,
+                f"argument {index} is tied to result {result}, which is neither its final value nor stored in it",
+            )
         elif str(kind.inputs[index]) != str(kind.results[result]):
             yield function.location, f"argument {index} and its tied result {result} differ in type"
 

@@ -31,20 +31,20 @@ import argparse
 import copy
 import json
 import os
-import subprocess
-import tempfile
 import runpy
 import statistics
+import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Sequence
 from pathlib import Path
 
 import torch
 
+from ..checking import clone_preserving_aliasing, compare
 from ..driver.compiled import compile as purity_compile
 from ..driver.lowering_worker import signal_name
-from ..checking import clone_preserving_aliasing, compare
 from ..errors import PurityError
 from ..iree.targets import TARGETS
 from ..pipeline import STAGES
@@ -101,8 +101,11 @@ def command_run(args: argparse.Namespace) -> int:
     if os.environ.get(_CHILD) != "1":
         code = _in_child(sys.argv[1:] if args.argv is None else args.argv)
         if code < 0:
-            print(f"purity: error: CRASH: running {args.file} ended the process with {signal_name(code)} "
-                  "(a bug of Purity, torch-mlir or IREE; please report it with the file)", file=sys.stderr)
+            print(
+                f"purity: error: CRASH: running {args.file} ended the process with {signal_name(code)} "
+                "(a bug of Purity, torch-mlir or IREE; please report it with the file)",
+                file=sys.stderr,
+            )
             return 1
         return code
     program, inputs = load_program(args.file)
@@ -121,10 +124,15 @@ def command_run(args: argparse.Namespace) -> int:
         print(f"  {line}")
 
     checks = entry.convention.index_checks[1] if entry.convention.index_checks else ()
-    print(f"index checks in the compiled program: {len(checks)}"
-          + (" (an out-of-range index raises PurityIndexError before any write)" if checks else ""))
+    print(
+        f"index checks in the compiled program: {len(checks)}"
+        + (" (an out-of-range index raises PurityIndexError before any write)" if checks else "")
+    )
     for check in checks:
-        print(f"  {check.op} at {check.location or 'an unknown line'}: {check.count} indices clamped into range and checked")
+        print(
+            f"  {check.op} at {check.location or 'an unknown line'}: "
+            f"{check.count} indices clamped into range and checked"
+        )
 
     report = compare(eager_program, compiled, inputs)
     if isinstance(program, torch.nn.Module):
@@ -132,8 +140,10 @@ def command_run(args: argparse.Namespace) -> int:
             if not torch.allclose(got.double(), want.double(), atol=1e-5, rtol=1e-5):
                 report.problems.append(f"module state '{name}' differs from eager after the call")
     if report.ok:
-        print(f"check against eager: outputs, inputs after the call and output aliasing match "
-              f"(max abs difference {report.max_abs_difference:.3g})")
+        print(
+            f"check against eager: outputs, inputs after the call and output aliasing match "
+            f"(max abs difference {report.max_abs_difference:.3g})"
+        )
     else:
         print("check against eager: MISMATCH")
         for problem in report.problems:
@@ -141,10 +151,15 @@ def command_run(args: argparse.Namespace) -> int:
 
     eager_seconds = _median_call_seconds(eager_program, inputs, args.repeats)
     compiled_seconds = _median_call_seconds(compiled, inputs, args.repeats)
-    print(f"time per call (median of {args.repeats}, fresh copies of the inputs each call): eager {eager_seconds * 1e6:.0f} µs, "
-          f"purity {compiled_seconds * 1e6:.0f} µs ({compiled_seconds / eager_seconds:.2f}x eager)")
-    print(f"inputs to IREE on the last call: {describe_hand_over(entry)}; "
-          "outputs written by IREE into tensors torch allocated")
+    print(
+        f"time per call (median of {args.repeats}, fresh copies of the inputs each call): "
+        f"eager {eager_seconds * 1e6:.0f} µs, "
+        f"purity {compiled_seconds * 1e6:.0f} µs ({compiled_seconds / eager_seconds:.2f}x eager)"
+    )
+    print(
+        f"inputs to IREE on the last call: {describe_hand_over(entry)}; "
+        "outputs written by IREE into tensors torch allocated"
+    )
     if args.dump_ir:
         print(f"IR of every stage written to {args.dump_ir}/")
     if args.print_ir:
@@ -215,8 +230,10 @@ def _fuzz_here(args: argparse.Namespace) -> int:
         regression_directory=Path(args.save_to) if args.save_to else REGRESSION_DIRECTORY,
     )
     counts = result.counts
-    print(f"programs {counts.programs}, passed {counts.passed}, unsupported {counts.unsupported}, "
-          f"failed {len(result.failures)}")
+    print(
+        f"programs {counts.programs}, passed {counts.passed}, unsupported {counts.unsupported}, "
+        f"failed {len(result.failures)}"
+    )
     for reason, count in sorted(counts.unsupported_reasons.items(), key=lambda item: -item[1]):
         print(f"  unsupported x{count}: {reason}")
     for failure in result.failures:
@@ -227,7 +244,9 @@ def _fuzz_here(args: argparse.Namespace) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="purity", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog="purity", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     commands = parser.add_subparsers(dest="command", required=True)
     run = commands.add_parser("run", help="compile a program, run it and eager, compare and report")
     run.add_argument("file", help="a Python file defining `program` and `example_inputs()`")
@@ -240,9 +259,16 @@ def build_parser() -> argparse.ArgumentParser:
     fuzz.add_argument("--n", type=int, default=200, help="programs to generate (default 200)")
     fuzz.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
     fuzz.add_argument("--no-save", action="store_true", help="do not save a failing program as a regression test")
-    fuzz.add_argument("--save-to", metavar="DIR", help="where failing programs are saved (default test/e2e/fuzz_regressions)")
-    fuzz.add_argument("--progress", type=int, default=500, metavar="N",
-                      help="print the counts so far to stderr every N programs (default 500; 0: never)")
+    fuzz.add_argument(
+        "--save-to", metavar="DIR", help="where failing programs are saved (default test/e2e/fuzz_regressions)"
+    )
+    fuzz.add_argument(
+        "--progress",
+        type=int,
+        default=500,
+        metavar="N",
+        help="print the counts so far to stderr every N programs (default 500; 0: never)",
+    )
     fuzz.set_defaults(handler=command_fuzz)
     return parser
 

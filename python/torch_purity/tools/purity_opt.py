@@ -22,8 +22,8 @@ from torch_mlir import ir
 from torch_mlir.passmanager import PassManager
 
 from ..importer import new_context
-from ..registry import PASSES, get_pass
 from ..pipeline import PIPELINE_SUMMARIES, PipelineError, pass_manager, split_top_level
+from ..registry import PASSES, get_pass
 from .diagnostics import Diagnostic, from_mlir
 
 SPLIT_MARKER = re.compile(r"^// -----\s*$", re.MULTILINE)
@@ -227,9 +227,7 @@ def parse_expectations(text: str, line_offset: int) -> list[Expectation]:
     return expectations
 
 
-def verify_diagnostics(
-    diagnostics: list[Diagnostic], expectations: list[Expectation], source_name: str
-) -> list[str]:
+def verify_diagnostics(diagnostics: list[Diagnostic], expectations: list[Expectation], source_name: str) -> list[str]:
     problems = []
     flat: list[Diagnostic] = []
     for diagnostic in diagnostics:
@@ -285,7 +283,9 @@ def run(argv: Sequence[str]) -> int:
     try:
         text = sys.stdin.read() if invocation.input_path == "-" else open(invocation.input_path).read()
     except OSError as error:
-        print(f"purity-opt: error: could not open input file '{invocation.input_path}': {error.strerror}", file=sys.stderr)
+        print(
+            f"purity-opt: error: could not open input file '{invocation.input_path}': {error.strerror}", file=sys.stderr
+        )
         return 1
     # Pass specs are checked once up front, so a bad flag fails before any IR is read.
     build_pass_manager(invocation, new_context())

@@ -1,4 +1,4 @@
-"""purity-copy-overlapping-slice-sources: a slice copied into the tensor it was read from gets a buffer of its own first.
+"""purity-copy-overlapping-slice-sources: a slice copied into its own tensor is copied out first.
 
 Runs on linalg-on-tensors. `x[1:] = x[:-1].clone()` becomes, once the clone
 is gone from value semantics, `tensor.insert_slice (tensor.extract_slice %x)
@@ -22,14 +22,14 @@ from dataclasses import dataclass
 
 from torch_mlir.ir import InsertionPoint, Operation
 
-from ...passes.base import ModulePass
 from ...ir_helpers.functions import function_ops
+from ...passes.base import ModulePass
 from .linalg_builders import buffer_root, fresh_copy, insert_slices
 
 
 @dataclass(frozen=True)
 class CopyOverlappingSliceSources(ModulePass):
-    """Copies the source of a slice insertion that reads its own destination into a fresh tensor (IREE overlapping-copy workaround)."""
+    """Copies the source of a slice insertion that reads its own destination into a fresh tensor first."""
 
     name = "purity-copy-overlapping-slice-sources"
 

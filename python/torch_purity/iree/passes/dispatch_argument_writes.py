@@ -1,4 +1,4 @@
-"""purity-dispatch-argument-writes: slice writes into an argument's value become dispatches that read what they overwrite.
+"""purity-dispatch-argument-writes: slice writes into arguments become dispatches that read what they overwrite.
 
 Runs on linalg-on-tensors. A row or slice write into an argument is a
 `tensor.insert_slice` whose destination is the argument (through earlier
@@ -36,14 +36,14 @@ from dataclasses import dataclass
 
 from torch_mlir.ir import BlockArgument, DenseI32ArrayAttr, InsertionPoint, Operation
 
-from ...passes.base import ModulePass
 from ...ir_helpers.functions import function_ops
+from ...passes.base import ModulePass
 from .linalg_builders import buffer_root, copy_reading_destination, insert_slices
 
 
 @dataclass(frozen=True)
 class DispatchArgumentWrites(ModulePass):
-    """Turns slice writes into arguments into dispatches that read their destination (DLPack-imported buffers refuse transfers)."""
+    """Turns slice writes into arguments into dispatches reading their destination (no transfers into DLPack memory)."""
 
     name = "purity-dispatch-argument-writes"
 

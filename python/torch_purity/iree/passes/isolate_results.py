@@ -31,15 +31,14 @@ from dataclasses import dataclass
 from torch_mlir.ir import InsertionPoint, IntegerAttr, Operation, OpResult
 
 from ... import contract
-from ...passes.base import ModulePass
 from ...ir_helpers.functions import arg_attr, function_ops, function_type
+from ...passes.base import ModulePass
 from .linalg_builders import BARRIER
-
 
 
 @dataclass(frozen=True)
 class IsolateResults(ModulePass):
-    """Passes each returned value that has other uses through util.optimization_barrier (IREE copy-elision workaround)."""
+    """Passes each returned value that has other uses through util.optimization_barrier (IREE's copy elision)."""
 
     name = "purity-isolate-results"
 

@@ -114,7 +114,9 @@ def copy_reading_destination(source: Value, destination: Value) -> Value | None:
             new_bits = Operation.create("arith.bitcast", results=[bits], operands=[new_bits]).results[0]
             old_bits = Operation.create("arith.bitcast", results=[bits], operands=[old_bits]).results[0]
         difference = Operation.create("arith.xori", results=[bits], operands=[new_bits, old_bits]).results[0]
-        zero = Operation.create("arith.constant", results=[bits], attributes={"value": IntegerAttr.get(bits, 0)}).results[0]
+        zero = Operation.create(
+            "arith.constant", results=[bits], attributes={"value": IntegerAttr.get(bits, 0)}
+        ).results[0]
         same = Operation.create(
             "arith.cmpi",
             results=[IntegerType.get_signless(1)],

@@ -28,9 +28,8 @@ from dataclasses import dataclass
 from torch_mlir.ir import DenseI32ArrayAttr, Operation, UnitAttr
 
 from ... import contract
-from ...passes.base import ModulePass
 from ...ir_helpers.functions import arg_attr, function_ops, function_type, set_arg_attrs
-
+from ...passes.base import ModulePass
 
 # Ops whose result is a view or reshape of operand 0, or operand 0 itself
 # (IREE's barrier, generic form): reading them reads the argument.

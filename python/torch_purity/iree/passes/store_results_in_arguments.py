@@ -56,10 +56,9 @@ from torch_mlir.ir import (
 )
 
 from ... import contract
-from ...passes.base import ModulePass
 from ...ir_helpers.functions import arg_attr, function_ops, function_type, i64_attr, result_attr, set_arg_attrs
+from ...passes.base import ModulePass
 from .linalg_builders import copy_reading_destination
-
 
 
 @dataclass(frozen=True)
@@ -99,7 +98,10 @@ def _store_results(function: Operation) -> None:
         set_arg_attrs(
             function,
             destinations[result_index],
-            {contract.IREE_OUTPUT: IntegerAttr.get(IndexType.get(), result_index), contract.RESULT_STORAGE: i64_attr(result_index)},
+            {
+                contract.IREE_OUTPUT: IntegerAttr.get(IndexType.get(), result_index),
+                contract.RESULT_STORAGE: i64_attr(result_index),
+            },
         )
     for result_index, argument_index in sorted(destinations.items()):
         value = return_op.operands[result_index]

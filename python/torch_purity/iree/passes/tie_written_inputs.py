@@ -43,7 +43,7 @@ from ...passes.base import ModulePass
 
 @dataclass(frozen=True)
 class TieWrittenInputs(ModulePass):
-    """Ties each written argument to its final value's result (iree.abi.output) where IREE keeps reads before the write."""
+    """Ties each written argument to its final value (iree.abi.output) where IREE keeps reads before the write."""
 
     name = "purity-tie-written-inputs"
 
@@ -65,7 +65,9 @@ def _tie(function: Operation) -> None:
         shared = sum(1 for _, other in final_values.values() if other == final) > 1
         if not shared and (_only_written_into(argument) or _updated_pointwise(argument, final)):
             set_arg_attrs(
-                function, argument_index, {contract.IREE_OUTPUT: IntegerAttr.get(IndexType.get(function.context), result_index)}
+                function,
+                argument_index,
+                {contract.IREE_OUTPUT: IntegerAttr.get(IndexType.get(function.context), result_index)},
             )
 
 
@@ -128,4 +130,3 @@ def _producers(value) -> set[object]:
         keys.add(op)
         pending.extend(op.operands)
     return keys
-
