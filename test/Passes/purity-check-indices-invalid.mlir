@@ -33,3 +33,21 @@ func.func @inside_a_region(%x: !torch.vtensor<[8,4],f32>, %i: !torch.vtensor<[2]
   }
   return %0 : !torch.vtensor<[2,4],f32>
 }
+
+// -----
+
+// The dimension indexed must be a constant to know its size.
+func.func @non_constant_dim(%x: !torch.vtensor<[8,4],f32>, %i: !torch.vtensor<[2],si64>, %dim: !torch.int) -> !torch.vtensor<[2,4],f32> {
+  // expected-error @+1 {{purity-check-indices: 'torch.aten.index_select' with a non-constant dimension cannot be bounds-checked}}
+  %0 = torch.aten.index_select %x, %dim, %i : !torch.vtensor<[8,4],f32>, !torch.int, !torch.vtensor<[2],si64> -> !torch.vtensor<[2,4],f32>
+  return %0 : !torch.vtensor<[2,4],f32>
+}
+
+// -----
+
+// Advanced indexing with a list that is not a torch.prim.ListConstruct (a function argument): its elements are unknown.
+func.func @indices_not_a_list_construct(%x: !torch.vtensor<[8,4],f32>, %indices: !torch.list<optional<vtensor>>) -> !torch.vtensor<[2,4],f32> {
+  // expected-error @+1 {{purity-check-indices: 'torch.aten.index.Tensor' with indices not built by a list construct cannot be bounds-checked}}
+  %0 = torch.aten.index.Tensor %x, %indices : !torch.vtensor<[8,4],f32>, !torch.list<optional<vtensor>> -> !torch.vtensor<[2,4],f32>
+  return %0 : !torch.vtensor<[2,4],f32>
+}
