@@ -8,7 +8,7 @@ from __future__ import annotations
 from torch_mlir import ir
 
 from ..errors import PurityError
-from ..ir_helpers.functions import dict_entries, function_type, i64_attr, main_function
+from ..ir_helpers.functions import arg_attr, dict_entries, function_type, i64_attr, main_function
 from . import (
     ALIAS_BASE,
     ALIAS_GROUP,
@@ -22,6 +22,9 @@ from . import (
     NEW_STRIDES,
     RESULT_ELEMENT_TYPES,
     RESULT_STORAGE,
+    SIZES,
+    STORAGE_OFFSET,
+    STRIDES,
     SYNTHETIC_BASE_OF,
     TORCH_DTYPES,
     UNWRITTEN,
@@ -36,6 +39,7 @@ from . import (
 )
 
 # Argument/result attribute triples holding a Layout.
+INPUT_LAYOUT = (SIZES, STRIDES, STORAGE_OFFSET)
 NEW_LAYOUT = (NEW_SIZES, NEW_STRIDES, NEW_STORAGE_OFFSET)
 VIEW_LAYOUT = (VIEW_SIZES, VIEW_STRIDES, VIEW_STORAGE_OFFSET)
 
@@ -47,6 +51,14 @@ def layout_attrs(layout: Layout, names: tuple[str, str, str]) -> dict[str, ir.At
         strides: ir.DenseI64ArrayAttr.get(list(layout.strides)),
         offset: i64_attr(layout.offset),
     }
+
+
+def input_layout(function: ir.Operation, index: int) -> Layout | None:
+    """An argument's layout in its storage as the importer recorded it, or None."""
+    sizes, strides, offset = (arg_attr(function, index, name) for name in INPUT_LAYOUT)
+    if sizes is None:
+        return None
+    return Layout.of(ir.DenseI64ArrayAttr(sizes), ir.DenseI64ArrayAttr(strides), ir.IntegerAttr(offset).value)
 
 
 def mutations_attr(records: list[MutationRecord]) -> ir.ArrayAttr:

@@ -50,21 +50,7 @@ from torch_mlir.ir import (
     Type as IrType,
 )
 
-from ..contract import (
-    INPUT_NAME as ATTR_INPUT_NAME,
-)
-from ..contract import (
-    SIZES as ATTR_SIZES,
-)
-from ..contract import (
-    STORAGE_GROUP as ATTR_STORAGE_GROUP,
-)
-from ..contract import (
-    STORAGE_OFFSET as ATTR_STORAGE_OFFSET,
-)
-from ..contract import (
-    STRIDES as ATTR_STRIDES,
-)
+from .. import contract
 from ..errors import PurityError
 from ..ir_helpers.queries import non_value_type, value_type
 from ..ops import METADATA_MUTATIONS, VIEW_OPS
@@ -650,13 +636,13 @@ def _argument_attributes(inputs: Sequence[InputDescription], groups: list[int | 
     i64 = IntegerType.get_signless(64, context=context)
     dicts = []
     for described, group in zip(inputs, groups):
-        entries = {ATTR_INPUT_NAME: StringAttr.get(described.name, context=context)}
+        entries = {contract.INPUT_NAME: StringAttr.get(described.name, context=context)}
         value = described.value
         if isinstance(value, torch.Tensor):
-            entries[ATTR_SIZES] = DenseI64ArrayAttr.get(list(value.shape), context=context)
-            entries[ATTR_STRIDES] = DenseI64ArrayAttr.get(list(value.stride()), context=context)
-            entries[ATTR_STORAGE_OFFSET] = IntegerAttr.get(i64, value.storage_offset())
-            entries[ATTR_STORAGE_GROUP] = IntegerAttr.get(i64, group)
+            entries[contract.SIZES] = DenseI64ArrayAttr.get(list(value.shape), context=context)
+            entries[contract.STRIDES] = DenseI64ArrayAttr.get(list(value.stride()), context=context)
+            entries[contract.STORAGE_OFFSET] = IntegerAttr.get(i64, value.storage_offset())
+            entries[contract.STORAGE_GROUP] = IntegerAttr.get(i64, group)
         dicts.append(DictAttr.get(entries, context=context))
     return ArrayAttr.get(dicts, context=context)
 

@@ -24,6 +24,11 @@ def function_ops(module: Operation) -> list[Operation]:
     ]
 
 
+def terminator(block) -> Operation:
+    """The block's last op (a function body's `func.return`)."""
+    return block.operations[len(block.operations) - 1].operation
+
+
 def main_function(module: Module) -> Operation:
     """The module's public entry, `func.func @main` (the only public function the importer makes)."""
     functions = function_ops(module.operation)

@@ -22,7 +22,7 @@ from torch_mlir.ir import Operation
 
 from .. import contract
 from ..contract.ir import element_types_attr
-from ..ir_helpers.functions import function_ops, i64_attr, set_result_attrs, set_results
+from ..ir_helpers.functions import function_ops, i64_attr, set_result_attrs, set_results, terminator
 from ..ir_helpers.queries import is_non_value, value_type
 from .base import LocatedPassError, ModulePass
 
@@ -44,7 +44,7 @@ class _NotEdgeForm(LocatedPassError):
 
 def _expose(function: Operation) -> None:
     block = function.regions[0].blocks[0]
-    return_op = block.operations[len(block.operations) - 1].operation
+    return_op = terminator(block)
     final_values: dict[int, object] = {}
     for op in [o.operation for o in block.operations]:
         if op.name != "torch.overwrite.tensor.contents":

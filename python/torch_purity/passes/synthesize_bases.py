@@ -43,6 +43,7 @@ from torch_mlir.ir import (
 
 from .. import contract
 from .. import ops as op_catalog
+from ..contract.ir import input_layout
 from ..ir_helpers.functions import arg_attr, function_ops, i64_attr, set_arg_attrs
 from ..ir_helpers.queries import aten_name
 from ..ir_helpers.torch_values import int_constant, int_list_constant
@@ -70,17 +71,6 @@ class SynthesizeBases(ModulePass):
 
     def apply(self, module: Operation) -> None:
         self.for_each(function_ops(module), _synthesize)
-
-
-def _layout(function: Operation, index: int) -> Layout | None:
-    sizes = arg_attr(function, index, contract.SIZES)
-    if sizes is None:
-        return None
-    return Layout(
-        tuple(DenseI64ArrayAttr(sizes)),
-        tuple(DenseI64ArrayAttr(arg_attr(function, index, contract.STRIDES))),
-        IntegerAttr(arg_attr(function, index, contract.STORAGE_OFFSET)).value,
-    )
 
 
 def _written_arguments(block) -> set[int]:
@@ -116,7 +106,7 @@ def _groups_to_merge(function: Operation) -> list[list[int]]:
     by_storage: dict[int, list[int]] = {}
     for argument in block.arguments:
         group = arg_attr(function, argument.arg_number, contract.STORAGE_GROUP)
-        if group is not None and _layout(function, argument.arg_number) is not None:
+        if group is not None and input_layout(function, argument.arg_number) is not None:
             by_storage.setdefault(IntegerAttr(group).value, []).append(argument.arg_number)
     shared = [members for members in by_storage.values() if len(members) > 1]
     if not shared:
@@ -131,7 +121,7 @@ def _groups_to_merge(function: Operation) -> list[list[int]]:
                 m = parent[m]
             return m
 
-        layouts = {m: _layout(function, m) for m in members}
+        layouts = {m: input_layout(function, m) for m in members}
         for i, a in enumerate(members):
             for b in members[i + 1 :]:
                 if overlap(layouts[a], layouts[b]):
@@ -157,7 +147,7 @@ def _synthesize(function: Operation) -> None:
                 function.location,
                 f"inputs {members} share storage with different dtypes ({', '.join(sorted(elements))})",
             )
-        length = max(_layout(function, m).extent()[1] for m in members)
+        length = max(input_layout(function, m).extent()[1] for m in members)
         base_type = Type.parse(f"!torch.tensor<[{length}],{elements.pop()}>", context)
         base = block.add_argument(base_type, Location.unknown(context))
         base_index = base.arg_number
@@ -181,7 +171,7 @@ def _synthesize(function: Operation) -> None:
         )
         for member in members:
             argument = block.arguments[member]
-            layout = _layout(function, member)
+            layout = input_layout(function, member)
             with InsertionPoint(first_op), Location.unknown(context):
                 view = _regenerate(base, layout, argument.type, base_type)
             view.attributes[contract.REGENERATES_INPUT] = i64_attr(member)

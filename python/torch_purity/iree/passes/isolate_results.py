@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from torch_mlir.ir import InsertionPoint, IntegerAttr, Operation, OpResult
 
 from ... import contract
-from ...ir_helpers.functions import arg_attr, function_ops, function_type
+from ...ir_helpers.functions import arg_attr, function_ops, function_type, terminator
 from ...passes.base import ModulePass
 from .linalg_builders import BARRIER
 
@@ -51,7 +51,7 @@ class IsolateResults(ModulePass):
 
 def _isolate(function: Operation) -> None:
     block = function.regions[0].blocks[0]
-    return_op = block.operations[len(block.operations) - 1].operation
+    return_op = terminator(block)
     tied = _tied_result_indices(function)
     isolated: dict[object, object] = {}
     for index, value in enumerate(list(return_op.operands)):

@@ -56,7 +56,15 @@ from torch_mlir.ir import (
 )
 
 from ... import contract
-from ...ir_helpers.functions import arg_attr, function_ops, function_type, i64_attr, result_attr, set_arg_attrs
+from ...ir_helpers.functions import (
+    arg_attr,
+    function_ops,
+    function_type,
+    i64_attr,
+    result_attr,
+    set_arg_attrs,
+    terminator,
+)
 from ...passes.base import ModulePass
 from .linalg_builders import copy_reading_destination
 
@@ -74,7 +82,7 @@ class StoreResultsInArguments(ModulePass):
 
 def _store_results(function: Operation) -> None:
     block = function.regions[0].blocks[0]
-    return_op = block.operations[len(block.operations) - 1].operation
+    return_op = terminator(block)
     signature = function_type(function)
     destinations: dict[int, int] = {}  # result index -> argument it is written into
     for index in range(len(signature.inputs)):
@@ -142,7 +150,7 @@ def _written_by_its_own_dispatch(value, tied_input: BlockArgument | None) -> boo
 def _is_copy(generic) -> bool:
     """Yielding an operand's elements unchanged, which IREE makes a transfer."""
     body = generic.regions[0].blocks[0]
-    yielded = body.operations[len(body.operations) - 1].operation.operands
+    yielded = terminator(body).operands
     return all(isinstance(v, BlockArgument) for v in yielded)
 
 

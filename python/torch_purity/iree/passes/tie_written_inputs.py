@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from torch_mlir.ir import IndexType, IntegerAttr, Operation, OpResult
 
 from ... import contract
-from ...ir_helpers.functions import function_ops, result_attr, set_arg_attrs
+from ...ir_helpers.functions import function_ops, result_attr, set_arg_attrs, terminator
 from ...ir_helpers.torch_values import static_sizes
 from ...ops import POINTWISE_OPS
 from ...passes.base import ModulePass
@@ -54,7 +54,7 @@ class TieWrittenInputs(ModulePass):
 
 def _tie(function: Operation) -> None:
     block = function.regions[0].blocks[0]
-    return_op = block.operations[len(block.operations) - 1].operation
+    return_op = terminator(block)
     final_values: dict[int, tuple[int, object]] = {}  # argument -> (result index, final value)
     for index, value in enumerate(return_op.operands):
         written = result_attr(function, index, contract.WRITTEN_INPUT)
