@@ -40,8 +40,8 @@ import torch
 from hypothesis import HealthCheck, given, seed, settings
 from hypothesis import strategies as st
 
-from .driver.compiled import compile as purity_compile
 from .checking import clone_preserving_aliasing, compare
+from .driver.compiled import compile as purity_compile
 from .errors import PurityCompilerCrash, PurityError, PurityIndexError
 
 REGRESSION_DIRECTORY = Path(__file__).resolve().parents[2] / "test" / "e2e" / "fuzz_regressions"
@@ -95,8 +95,10 @@ _WRITES = [
 ]
 _INDEX_WRITES = [
     "{v}.index_put_((torch.tensor([0]),), torch.tensor(2.0))",
-    "{v}.index_put_((torch.tensor([0, 0]),), torch.tensor([1.0, 2.0]).reshape((2,) + (1,) * ({v}.dim() - 1)).expand((2,) + tuple({v}.shape[1:])).clone(), accumulate=True)",
-    "{v}.scatter_add_(0, torch.zeros((1,) + tuple({v}.shape[1:]), dtype=torch.int64), torch.ones((1,) + tuple({v}.shape[1:])))",
+    "{v}.index_put_((torch.tensor([0, 0]),), torch.tensor([1.0, 2.0]).reshape((2,) + (1,) * ({v}.dim() - 1))"
+    ".expand((2,) + tuple({v}.shape[1:])).clone(), accumulate=True)",
+    "{v}.scatter_add_(0, torch.zeros((1,) + tuple({v}.shape[1:]), dtype=torch.int64), "
+    "torch.ones((1,) + tuple({v}.shape[1:])))",
 ]
 _METADATA = ["{v}.t_()", "{v}.transpose_(0, 1)", "{v}.unsqueeze_(0)"]
 # Ops taking `idx`, an int64 input of 2 indices: in range for data 0, in
@@ -125,9 +127,17 @@ _HOSTILE_INDICES = ("rows", "-1", "-rows - 1", "1 << 40")
 def fuzz_programs(draw) -> FuzzProgram:
     rows, cols = draw(st.integers(2, 4)), draw(st.integers(2, 4))
     input_count = draw(st.integers(1, 3))
-    aliasing = draw(st.sampled_from(["distinct", "same", "row", "slice", "transpose", "halves"])) if input_count >= 2 else "distinct"
+    aliasing = (
+        draw(st.sampled_from(["distinct", "same", "row", "slice", "transpose", "halves"]))
+        if input_count >= 2
+        else "distinct"
+    )
     alias_expressions = {
-        "same": "base0", "row": "base0[1]", "slice": "base0[1:]", "transpose": "base0.t()", "halves": "base0[1:]",
+        "same": "base0",
+        "row": "base0[1]",
+        "slice": "base0[1:]",
+        "transpose": "base0.t()",
+        "halves": "base0[1:]",
     }
     make_lines = [f"base0 = torch.randn({rows}, {cols}, generator=g)"]
     inputs = ["base0[:1]" if aliasing == "halves" else "base0"]
@@ -155,7 +165,9 @@ def fuzz_programs(draw) -> FuzzProgram:
     shadow = dict(zip(names, shadow_namespace["make_inputs"](0)))
     body: list[str] = []
     for step in range(draw(st.integers(1, 7))):
-        kinds = ["view", "write", "write", "index", "metadata", "fresh"] + (["data index"] * 4 if "idx" in shadow else [])
+        kinds = ["view", "write", "write", "index", "metadata", "fresh"] + (
+            ["data index"] * 4 if "idx" in shadow else []
+        )
         kind = draw(st.sampled_from(kinds))
         target = draw(st.sampled_from(sorted(shadow)))
         tensor = shadow[target]
@@ -325,8 +337,11 @@ def run_fuzz(
             if counts_path is not None:
                 counts_path.write_text(json.dumps(dataclasses.asdict(counts)))
             if progress_every and counts.programs % progress_every == 0:
-                print(f"... programs {counts.programs}, passed {counts.passed}, unsupported {counts.unsupported}",
-                      file=sys.stderr, flush=True)
+                print(
+                    f"... programs {counts.programs}, passed {counts.passed}, unsupported {counts.unsupported}",
+                    file=sys.stderr,
+                    flush=True,
+                )
 
     try:
         property_holds()

@@ -1,57 +1,37 @@
 """Catalogues of Torch-dialect ops by their aliasing behaviour.
 
 Shared by the importer (what may be emitted) and the passes (how each op
-aliases, and how to undo a view when a write goes through it).
+aliases). What each view is and how a write through it is undone lives in
+one table, views.py; the view catalogues here are derived from it.
 """
 
 from __future__ import annotations
 
 import torch
 
-# Single-result views: the result shares storage with operand 0.
-VIEW_OPS = frozenset(
-    "torch.aten." + name
-    for name in (
-        "select.int", "slice.Tensor", "narrow", "narrow.Tensor", "diagonal", "as_strided",
-        "view", "reshape", "_unsafe_view", "_reshape_alias", "flatten.using_ints", "unflatten.int",
-        "permute", "transpose.int", "t", "numpy_T", "movedim.int", "unsqueeze", "squeeze",
-        "squeeze.dim", "alias", "detach", "expand", "expand_as", "broadcast_to", "unfold", "view_as",
-    )
-) | {"torch.prims.squeeze", "torch.prims.view_of"}
+from .views import VIEWS, Inverse, Writable
 
-# Views a write may not go through (eager raises as well, or would write overlapping memory).
-UNWRITABLE_VIEWS = frozenset(
-    "torch.aten." + name for name in ("expand", "expand_as", "broadcast_to", "unfold")
-)
+# The view catalogues, derived from the one table of views (views.py); kept
+# here under their old names for the importer and the passes that ask only
+# "is this a view".
+
+# Single-result views: the result shares storage with operand 0.
+VIEW_OPS = frozenset(name for name, view in VIEWS.items() if not view.multi_output)
+
+# Views a write may not go through (eager raises as well, or would write
+# overlapping memory); unfold only when its windows are apart.
+UNWRITABLE_VIEWS = frozenset(name for name, view in VIEWS.items() if view.writable is not Writable.ALWAYS)
 
 # Views whose inverse is "reshape back to the base's sizes".
-RESHAPE_LIKE_VIEWS = frozenset(
-    "torch.aten." + name
-    for name in (
-        "view", "reshape", "_unsafe_view", "_reshape_alias", "flatten.using_ints", "unflatten.int",
-        "unsqueeze", "squeeze", "squeeze.dim", "view_as",
-    )
-) | {"torch.prims.squeeze"}
+RESHAPE_LIKE_VIEWS = frozenset(name for name, view in VIEWS.items() if view.inverse is Inverse.RESHAPE_BACK)
 
 # Multi-output views: a `!torch.list<tensor>` whose elements alias operand 0.
-MULTI_OUTPUT_VIEWS = frozenset(
-    "torch.aten." + name for name in ("split.Tensor", "split_with_sizes", "chunk", "unbind.int", "tensor_split.sections")
-)
+MULTI_OUTPUT_VIEWS = frozenset(name for name, view in VIEWS.items() if view.multi_output)
 
 # Metadata mutations (ATen name -> the view it applies to the tensor in place).
 # The dialect registers only unsqueeze_; the importer emits the others as
 # `torch.operator "torch.aten.t_"`, torch-mlir's form for unregistered ATen ops.
-METADATA_MUTATIONS = {
-    "torch.aten.t_": "torch.aten.t",
-    "torch.aten.transpose_": "torch.aten.transpose.int",
-    "torch.aten.swapdims_": "torch.aten.transpose.int",
-    "torch.aten.swapaxes_": "torch.aten.transpose.int",
-    "torch.aten.unsqueeze_": "torch.aten.unsqueeze",
-    "torch.aten.squeeze_": "torch.aten.squeeze",
-    "torch.aten.squeeze_.dim": "torch.aten.squeeze.dim",
-    "torch.aten.as_strided_": "torch.aten.as_strided",
-    "torch.aten.detach_": "torch.aten.detach",
-}
+METADATA_MUTATIONS = {form: name for name, view in VIEWS.items() for form in view.in_place_forms}
 
 
 # Value-semantic ops whose result is boolean whatever their inputs (their
@@ -67,14 +47,52 @@ BOOLEAN_RESULT_OPS = frozenset(
 POINTWISE_OPS = frozenset(
     "torch.aten." + name
     for name in (
-        "add.Tensor", "add.Scalar", "sub.Tensor", "sub.Scalar", "rsub.Scalar", "mul.Tensor", "mul.Scalar",
-        "div.Tensor", "div.Scalar", "addcmul", "addcdiv", "lerp.Scalar", "lerp.Tensor", "neg", "abs", "sqrt",
-        "rsqrt", "reciprocal", "exp", "log", "tanh", "sigmoid", "relu", "sign", "pow.Tensor_Scalar",
-        "clamp", "clamp_min", "clamp_max", "maximum", "minimum", "where.self", "where.ScalarOther", "where.ScalarSelf",
-        "isnan", "gt.Scalar", "gt.Tensor", "lt.Scalar", "lt.Tensor", "logical_or", "logical_not", "ne.Tensor",
-        "bitwise_or.Tensor", "bitwise_and.Tensor",
+        "add.Tensor",
+        "add.Scalar",
+        "sub.Tensor",
+        "sub.Scalar",
+        "rsub.Scalar",
+        "mul.Tensor",
+        "mul.Scalar",
+        "div.Tensor",
+        "div.Scalar",
+        "addcmul",
+        "addcdiv",
+        "lerp.Scalar",
+        "lerp.Tensor",
+        "neg",
+        "abs",
+        "sqrt",
+        "rsqrt",
+        "reciprocal",
+        "exp",
+        "log",
+        "tanh",
+        "sigmoid",
+        "relu",
+        "sign",
+        "pow.Tensor_Scalar",
+        "clamp",
+        "clamp_min",
+        "clamp_max",
+        "maximum",
+        "minimum",
+        "where.self",
+        "where.ScalarOther",
+        "where.ScalarSelf",
+        "isnan",
+        "gt.Scalar",
+        "gt.Tensor",
+        "lt.Scalar",
+        "lt.Tensor",
+        "logical_or",
+        "logical_not",
+        "ne.Tensor",
+        "bitwise_or.Tensor",
+        "bitwise_and.Tensor",
     )
 )
+
 
 def is_in_place(name: str) -> bool:
     """`torch.aten.add_.Tensor`, `torch.aten.zero_`: a data write into operand 0."""
@@ -120,7 +138,9 @@ def functional_variant(in_place_name: str, context) -> str | None:
         for overload in sorted(overloads, key=lambda o: o != same_overload):
             candidate = f"torch.{namespace}.{functional_packet}" + ("" if overload == "default" else f".{overload}")
             candidate_schema = getattr(packet, overload)._schema
-            if [str(a.type) for a in candidate_schema.arguments] == wanted and context.is_registered_operation(candidate):
+            if [str(a.type) for a in candidate_schema.arguments] == wanted and context.is_registered_operation(
+                candidate
+            ):
                 found = candidate
                 break
     _FUNCTIONAL_VARIANTS[in_place_name] = found

@@ -327,6 +327,85 @@ func.func @expand_as_a_view(%a: !torch.tensor<[1,2],f32>, %b: !torch.tensor<[2,2
 
 // -----
 
+// narrow -> slice_scatter from start to start + length (step 1).
+// CHECK-LABEL: func.func @narrow_write(
+// CHECK: %[[X0:.*]] = torch.copy.to_vtensor %[[X:.*]] : !torch.vtensor<[5,3],f32>
+// CHECK: %[[N:.*]] = torch.aten.narrow %[[X0]], %[[DIM:.*]], %[[START:.*]], %[[LEN:.*]] : {{.*}} -> !torch.vtensor<[3,3],f32>
+// CHECK: %[[NN:.*]] = torch.aten.add.Scalar %[[N]]
+// CHECK: %[[END:.*]] = torch.aten.add.int %[[START]], %[[LEN]] : !torch.int, !torch.int -> !torch.int
+// CHECK: %[[NX:.*]] = torch.aten.slice_scatter %[[X0]], %[[NN]], %[[DIM]], %[[START]], %[[END]], %{{.*}} : {{.*}} -> !torch.vtensor<[5,3],f32>
+// CHECK: torch.overwrite.tensor.contents %[[NX]] overwrites %[[X]]
+func.func @narrow_write(%x: !torch.tensor<[5,3],f32>) -> !torch.none {
+  %int0 = torch.constant.int 0
+  %int1 = torch.constant.int 1
+  %int3 = torch.constant.int 3
+  %none = torch.constant.none
+  %n = torch.aten.narrow %x, %int0, %int1, %int3 : !torch.tensor<[5,3],f32>, !torch.int, !torch.int, !torch.int -> !torch.tensor<[3,3],f32>
+  %0 = torch.aten.add_.Scalar %n, %int1, %int1 : !torch.tensor<[3,3],f32>, !torch.int, !torch.int -> !torch.tensor<[3,3],f32>
+  return %none : !torch.none
+}
+
+// -----
+
+// movedim(0 -> 2) is undone by movedim(2 -> 0): source and destination swapped.
+// CHECK-LABEL: func.func @movedim_write(
+// CHECK: %[[Y0:.*]] = torch.copy.to_vtensor %[[Y:.*]] : !torch.vtensor<[2,3,4],f32>
+// CHECK: %[[M:.*]] = torch.aten.movedim.int %[[Y0]], %[[SRC:.*]], %[[DST:.*]] : {{.*}} -> !torch.vtensor<[3,4,2],f32>
+// CHECK: %[[NM:.*]] = torch.aten.neg %[[M]]
+// CHECK: %[[NY:.*]] = torch.aten.movedim.int %[[NM]], %[[DST]], %[[SRC]] : !torch.vtensor<[3,4,2],f32>, !torch.int, !torch.int -> !torch.vtensor<[2,3,4],f32>
+// CHECK: torch.overwrite.tensor.contents %[[NY]] overwrites %[[Y]]
+func.func @movedim_write(%y: !torch.tensor<[2,3,4],f32>) -> !torch.none {
+  %int0 = torch.constant.int 0
+  %int2 = torch.constant.int 2
+  %none = torch.constant.none
+  %m = torch.aten.movedim.int %y, %int0, %int2 : !torch.tensor<[2,3,4],f32>, !torch.int, !torch.int -> !torch.tensor<[3,4,2],f32>
+  %0 = torch.aten.neg_ %m : !torch.tensor<[3,4,2],f32> -> !torch.tensor<[3,4,2],f32>
+  return %none : !torch.none
+}
+
+// -----
+
+// numpy_T reverses all dimensions: it is its own inverse.
+// CHECK-LABEL: func.func @numpy_T_write(
+// CHECK: %[[X0:.*]] = torch.copy.to_vtensor %[[X:.*]] : !torch.vtensor<[2,3,4],f32>
+// CHECK: %[[T:.*]] = torch.aten.numpy_T %[[X0]] : !torch.vtensor<[2,3,4],f32> -> !torch.vtensor<[4,3,2],f32>
+// CHECK: %[[NT:.*]] = torch.aten.mul.Scalar %[[T]]
+// CHECK: %[[NX:.*]] = torch.aten.numpy_T %[[NT]] : !torch.vtensor<[4,3,2],f32> -> !torch.vtensor<[2,3,4],f32>
+// CHECK: torch.overwrite.tensor.contents %[[NX]] overwrites %[[X]]
+func.func @numpy_T_write(%x: !torch.tensor<[2,3,4],f32>) -> !torch.none {
+  %int2 = torch.constant.int 2
+  %none = torch.constant.none
+  %t = torch.aten.numpy_T %x : !torch.tensor<[2,3,4],f32> -> !torch.tensor<[4,3,2],f32>
+  %0 = torch.aten.mul_.Scalar %t, %int2 : !torch.tensor<[4,3,2],f32>, !torch.int -> !torch.tensor<[4,3,2],f32>
+  return %none : !torch.none
+}
+
+// -----
+
+// tensor_split into 3 sections of 5 rows: rows [0, 2), [2, 4), [4, 5). Each
+// piece is a slice; writes into the last two are slice_scatters over their rows.
+// CHECK-LABEL: func.func @tensor_split_writes(
+// CHECK: %[[X0:.*]] = torch.copy.to_vtensor %[[X:.*]] : !torch.vtensor<[5,2],f32>
+// CHECK: %[[NB:.*]] = torch.aten.full {{.*}} -> !torch.vtensor<[2,2],f32>
+// CHECK: %[[X1:.*]] = torch.aten.slice_scatter %[[X0]], %[[NB]], %int0{{[_0-9]*}}, %int2{{[_0-9]*}}, %int4{{[_0-9]*}}, %int1{{[_0-9]*}} : {{.*}} -> !torch.vtensor<[5,2],f32>
+// CHECK: %[[C:.*]] = torch.aten.slice.Tensor %[[X1]], %int0{{[_0-9]*}}, %int4{{[_0-9]*}}, %int5{{[_0-9]*}}, %int1{{[_0-9]*}} : {{.*}} -> !torch.vtensor<[1,2],f32>
+// CHECK: %[[NC:.*]] = torch.aten.add.Scalar %[[C]]
+// CHECK: %[[X2:.*]] = torch.aten.slice_scatter %[[X1]], %[[NC]], %int0{{[_0-9]*}}, %int4{{[_0-9]*}}, %int5{{[_0-9]*}}, %int1{{[_0-9]*}} : {{.*}} -> !torch.vtensor<[5,2],f32>
+// CHECK: torch.overwrite.tensor.contents %[[X2]] overwrites %[[X]]
+func.func @tensor_split_writes(%x: !torch.tensor<[5,2],f32>) -> !torch.none {
+  %int0 = torch.constant.int 0
+  %int1 = torch.constant.int 1
+  %int3 = torch.constant.int 3
+  %none = torch.constant.none
+  %parts = torch.aten.tensor_split.sections %x, %int3, %int0 : !torch.tensor<[5,2],f32>, !torch.int, !torch.int -> !torch.list<tensor>
+  %a, %b, %c = torch.prim.ListUnpack %parts : !torch.list<tensor> -> !torch.tensor<[2,2],f32>, !torch.tensor<[2,2],f32>, !torch.tensor<[1,2],f32>
+  %0 = torch.aten.zero_ %b : !torch.tensor<[2,2],f32> -> !torch.tensor<[2,2],f32>
+  %1 = torch.aten.add_.Scalar %c, %int1, %int1 : !torch.tensor<[1,2],f32>, !torch.int, !torch.int -> !torch.tensor<[1,2],f32>
+  return %none : !torch.none
+}
+
+// -----
+
 // With record-mutations, each write and metadata mutation is listed for reports.
 // RUN: purity-opt %s --purity-functionalize=record-mutations=true --split-input-file | filecheck %s --check-prefix=RECORD
 // RECORD-LABEL: func.func @recorded(

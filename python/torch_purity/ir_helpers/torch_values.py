@@ -52,6 +52,20 @@ def int_constant(value: int) -> Value:
     ).result
 
 
+def none_constant() -> Value:
+    context = Location.current.context
+    return Operation.create("torch.constant.none", results=[Type.parse("!torch.none", context)]).result
+
+
+def bool_constant(value: bool) -> Value:
+    context = Location.current.context
+    return Operation.create(
+        "torch.constant.bool",
+        results=[Type.parse("!torch.bool", context)],
+        attributes={"value": IntegerAttr.get(IntegerType.get_signless(1, context), int(value))},
+    ).result
+
+
 def int_type(anchor: Value) -> Type:
     return Type.parse("!torch.int", anchor.context)
 

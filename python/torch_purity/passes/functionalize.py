@@ -34,36 +34,47 @@ value-semantic variant; dynamic shapes where a view's inverse needs them.
 from __future__ import annotations
 
 import gc
-
 from dataclasses import dataclass, field
 
 import torch
 from torch_mlir.ir import (
-    ArrayAttr,
-    DenseI64ArrayAttr,
     FunctionType,
     InsertionPoint,
     IntegerAttr,
-    IntegerType,
     Location,
     Operation,
-    StringAttr,
     Type,
     TypeAttr,
     Value,
 )
 
-from .. import ops as op_catalog
-from ..ir_helpers.queries import TypeQueries, aten_name, is_non_value, source_location
-from .base import LocatedPassError, ModulePass
-from ..ir_helpers.functions import arg_attr, function_ops, i64_attr, set_arg_attrs, set_result_attrs, set_results
-from ..ir_helpers.torch_values import NotConstant, constant_of, int_constant, int_list_constant, int_type, static_sizes
 from .. import contract
+from .. import ops as op_catalog
 from ..contract import MutationRecord
-from ..layout import Layout, inverse_permutation
+from ..contract.ir import NEW_LAYOUT, VIEW_LAYOUT, input_layout, layout_attrs, mutations_attr
+from ..ir_helpers.functions import (
+    function_ops,
+    i64_attr,
+    set_arg_attrs,
+    set_result_attrs,
+    set_results,
+    terminator,
+)
+from ..ir_helpers.queries import TypeQueries, aten_name, is_non_value, source_location
+from ..ir_helpers.torch_values import (
+    NotConstant,
+    bool_constant,
+    constant_of,
+    int_constant,
+    int_list_constant,
+    int_type,
+    none_constant,
+    static_sizes,
+)
 from ..ir_helpers.types import TORCH_SCALAR_TYPE_CODES, element_type_text, with_element_type
-from ..contract.ir import NEW_LAYOUT, VIEW_LAYOUT, layout_attrs, mutations_attr
-
+from ..layout import Layout, inverse_permutation
+from ..views import VIEWS, Inverse, Writable
+from .base import LocatedPassError, ModulePass
 
 # ----------------------------------------------------------------------------
 # Aliases
@@ -117,7 +128,7 @@ class FunctionalizeError(LocatedPassError):
 
 @dataclass(frozen=True)
 class Functionalize(ModulePass):
-    """Removes mutation and aliasing: non-value Torch IR to value semantics with an edge overwrite per mutated argument."""
+    """Removes mutation and aliasing: non-value Torch IR to value semantics, one edge overwrite per written argument."""
 
     name = "purity-functionalize"
 
@@ -165,7 +176,9 @@ class _FunctionRewriter:
     def object_of(self, value: Value, user: Operation) -> TensorObject:
         found = self.objects.get(value)
         if found is None:
-            raise FunctionalizeError(user.location, f"'{user.name}' uses a non-value tensor whose origin is not modelled")
+            raise FunctionalizeError(
+                user.location, f"'{user.name}' uses a non-value tensor whose origin is not modelled"
+            )
         return found
 
     def read(self, tensor: TensorObject) -> Value:
@@ -186,11 +199,13 @@ class _FunctionRewriter:
     def write(self, tensor: TensorObject, new_value: Value, at: Operation) -> None:
         self.record("write", tensor, at)
         for step in tensor.chain:
-            if step.op_name in op_catalog.UNWRITABLE_VIEWS and not _windows_apart(step):
+            view = VIEWS.get(step.op_name)
+            # A step the table does not know is rejected by _scatter below.
+            writable = Writable.ALWAYS if view is None else view.writable
+            if writable is Writable.NEVER or (writable is Writable.WINDOWS_APART and not _windows_apart(step)):
                 raise FunctionalizeError(
                     at.location,
-                    f"a write through '{step.op_name}' would write overlapping memory; "
-                    "eager PyTorch rejects it too",
+                    f"a write through '{step.op_name}' would write overlapping memory; eager PyTorch rejects it too",
                 )
         bases = [tensor.root.current]
         for step in tensor.chain[:-1]:
@@ -227,14 +242,20 @@ class _FunctionRewriter:
         produces_non_value = any(self.types.non_value_kind(r) for r in op.results)
         if not uses_non_value and not produces_non_value:
             if _uses_non_value_inside(op):
-                raise FunctionalizeError(op.location, f"mutation or aliasing inside the regions of '{name}' is not supported")
+                raise FunctionalizeError(
+                    op.location, f"mutation or aliasing inside the regions of '{name}' is not supported"
+                )
             return
         if len(op.regions) and any(len(r.blocks) for r in op.regions):
-            raise FunctionalizeError(op.location, f"'{name}' with regions uses a non-value tensor: control flow is not supported")
+            raise FunctionalizeError(
+                op.location, f"'{name}' with regions uses a non-value tensor: control flow is not supported"
+            )
 
-        if name in op_catalog.VIEW_OPS and self.types.is_non_value(op.operands[0]):
+        view = VIEWS.get(name)
+        if view is not None and not view.multi_output and self.types.is_non_value(op.operands[0]):
             self.visit_view(op, name)
-        elif name in op_catalog.MULTI_OUTPUT_VIEWS and self.types.is_non_value(op.operands[0]):
+        elif view is not None and view.multi_output and self.types.is_non_value(op.operands[0]):
+            # Its elements become views when the list is unpacked (visit_list_unpack).
             self.lists[op.results[0]] = (self.object_of(op.operands[0], op), op)
             self.erase.append(op)
         elif name == "torch.prim.ListUnpack" and op.operands[0] in self.lists:
@@ -255,7 +276,9 @@ class _FunctionRewriter:
             self.erase.append(op)
         elif name == "torch.tensor.literal":
             literal = Operation.create(
-                "torch.vtensor.literal", results=[self.types.value_type(op.results[0].type)], attributes={"value": op.attributes["value"]}
+                "torch.vtensor.literal",
+                results=[self.types.value_type(op.results[0].type)],
+                attributes={"value": op.attributes["value"]},
             )
             self.objects[op.results[0]] = TensorObject(self.new_root(literal.result))
             self.erase.append(op)
@@ -275,7 +298,9 @@ class _FunctionRewriter:
             if self.types.is_non_value(operand):
                 op.operands[index] = self.mapped(operand, op)
             elif self.types.non_value_kind(operand) == "list":
-                raise FunctionalizeError(op.location, f"'{name}' takes a list of non-value tensors, which is not supported")
+                raise FunctionalizeError(
+                    op.location, f"'{name}' takes a list of non-value tensors, which is not supported"
+                )
         for result in op.results:
             if self.types.is_non_value(result):
                 # Retyped in finish(): until then the type marks later uses as aliases.
@@ -336,10 +361,13 @@ class _FunctionRewriter:
             )
 
     def visit_list_unpack(self, op: Operation) -> None:
+        """Each element of a multi-output view becomes the single view its
+        table entry names: consecutive slices along the dimension (their
+        lengths read from the element types), or one select per index."""
         base, producer = self.lists[op.operands[0]]
-        producer_name = producer.name
+        view = VIEWS[aten_name(producer)]
         try:
-            dim = constant_of(producer.operands[1 if producer_name == "torch.aten.unbind.int" else 2])
+            dim = constant_of(producer.operands[view.dim_operand])
         except NotConstant:
             raise FunctionalizeError(producer.location, "a multi-output view with a non-constant dimension") from None
         input_sizes = static_sizes(producer.operands[0].type)
@@ -349,14 +377,13 @@ class _FunctionRewriter:
         start = 0
         for index, result in enumerate(op.results):
             result_type = self.types.value_type(result.type)
-            if producer_name == "torch.aten.unbind.int":
-                step = ViewStep("torch.aten.select.int", (int_constant(dim), int_constant(index)), result_type, op.location)
+            if view.inverse is Inverse.SELECT_SCATTER:  # the pieces are selects
+                operands = (int_constant(dim), int_constant(index))
             else:
                 length = static_sizes(result.type)[dim]
-                step = ViewStep(
-                    "torch.aten.slice.Tensor", (int_constant(dim), int_constant(start), int_constant(start + length), int_constant(1)), result_type, op.location
-                )
+                operands = (int_constant(dim), int_constant(start), int_constant(start + length), int_constant(1))
                 start += length
+            step = ViewStep(view.piece, operands, result_type, op.location)
             self.objects[result] = TensorObject(base.root, base.chain + [step])
         self.erase.append(op)
 
@@ -373,11 +400,14 @@ class _FunctionRewriter:
         target = self.object_of(op.operands[0], op)
         if op.results and op.results[0].type != op.operands[0].type:
             raise FunctionalizeError(
-                op.location, f"in-place op '{name}' changes the shape or dtype of the tensor it writes, which is not supported"
+                op.location,
+                f"in-place op '{name}' changes the shape or dtype of the tensor it writes, which is not supported",
             )
         functional = op_catalog.functional_variant(name, op.context)
         if functional is None:
-            raise FunctionalizeError(op.location, f"in-place op '{name}' has no value-semantic variant in the Torch dialect")
+            raise FunctionalizeError(
+                op.location, f"in-place op '{name}' has no value-semantic variant in the Torch dialect"
+            )
         written_type = self.types.value_type(op.operands[0].type)
         # What copy_, fill_ and zero_ write does not depend on the old contents:
         # computing it without reading the tensor keeps a row write a pure
@@ -427,7 +457,7 @@ class _FunctionRewriter:
 
     def finish(self) -> None:
         context = self.function.context
-        return_op = self.block.operations[len(self.block.operations) - 1].operation
+        return_op = terminator(self.block)
         if not self.returned:
             self.returned = [None] * len(return_op.operands)
         argument_roots = {root.argument_index: root for root in self.roots if root.argument_index is not None}
@@ -463,7 +493,9 @@ class _FunctionRewriter:
             results = list(return_op.operands) + [value for value, _ in bases]
             set_results(self.function, return_op, results)
             for offset, (_, root_id) in enumerate(bases):
-                set_result_attrs(self.function, len(results) - len(bases) + offset, {contract.ALIAS_BASE: i64_attr(root_id)})
+                set_result_attrs(
+                    self.function, len(results) - len(bases) + offset, {contract.ALIAS_BASE: i64_attr(root_id)}
+                )
         if self.mutations is not None:
             self.function.attributes[contract.MUTATIONS] = mutations_attr(self.mutations)
 
@@ -479,7 +511,9 @@ class _FunctionRewriter:
         for index, tensor in mutated.items():
             geometry = _geometry(self.function, tensor.root, tensor.chain)
             if geometry is None:
-                raise FunctionalizeError(tensor.chain[-1].location, "cannot compute the new sizes of a metadata-mutated argument")
+                raise FunctionalizeError(
+                    tensor.chain[-1].location, "cannot compute the new sizes of a metadata-mutated argument"
+                )
             set_arg_attrs(self.function, index, layout_attrs(geometry, NEW_LAYOUT))
 
     def record_output_aliases(self) -> list[tuple[Value, int]]:
@@ -535,29 +569,25 @@ def _filled_value(scalar: Value, written_type: Type, location: Location) -> Valu
     sizes = static_sizes(written_type)
     if sizes is None:
         return None
-    context = written_type.context
     element = element_type_text(written_type)
-    none = Operation.create("torch.constant.none", results=[Type.parse("!torch.none", context)], loc=location).result
-    false = Operation.create(
-        "torch.constant.bool", results=[Type.parse("!torch.bool", context)],
-        attributes={"value": IntegerAttr.get(IntegerType.get_signless(1, context), 0)}, loc=location,
-    ).result
+    none, false = none_constant(), bool_constant(False)
     dtype = int_constant(TORCH_SCALAR_TYPE_CODES[element])
     return Operation.create(
-        "torch.aten.full", results=[written_type],
-        operands=[int_list_constant(sizes), scalar, dtype, none, none, false], loc=location,
+        "torch.aten.full",
+        results=[written_type],
+        operands=[int_list_constant(sizes), scalar, dtype, none, none, false],
+        loc=location,
     ).result
 
 
 def _convert_element_type(value: Value, to_type: Type, location: Location) -> Value:
     scalar_type = TORCH_SCALAR_TYPE_CODES[element_type_text(to_type)]
-    false = Operation.create(
-        "torch.constant.bool", results=[Type.parse("!torch.bool", to_type.context)],
-        attributes={"value": IntegerAttr.get(IntegerType.get_signless(1, to_type.context), 0)}, loc=location,
-    ).result
-    none = Operation.create("torch.constant.none", results=[Type.parse("!torch.none", to_type.context)], loc=location).result
+    false, none = bool_constant(False), none_constant()
     return Operation.create(
-        "torch.aten.to.dtype", results=[to_type], operands=[value, int_constant(scalar_type), false, false, none], loc=location
+        "torch.aten.to.dtype",
+        results=[to_type],
+        operands=[value, int_constant(scalar_type), false, false, none],
+        loc=location,
     ).result
 
 
@@ -567,8 +597,10 @@ def _convert_element_type(value: Value, to_type: Type, location: Location) -> Va
 
 
 def _scatter(step: ViewStep, base: Value, new: Value, at: Operation, types: TypeQueries) -> Value:
-    """The value of `base` after writing `new` into `step(base)`."""
+    """The value of `base` after writing `new` into `step(base)`: the step's
+    inverse, as the view table (views.py) names it."""
     name = step.op_name
+    view = VIEWS.get(name)
     # A fresh root keeps its non-value type until the walk ends.
     base_type = types.value_type(base.type) if types.is_non_value(base) else base.type
     loc = step.location
@@ -576,48 +608,65 @@ def _scatter(step: ViewStep, base: Value, new: Value, at: Operation, types: Type
     def create(op_name: str, operands: list[Value], result_type: Type = base_type) -> Value:
         return Operation.create(op_name, results=[result_type], operands=operands, loc=loc).result
 
-    if name == "torch.aten.select.int":
-        return create("torch.aten.select_scatter", [base, new, *step.operands])
-    if name == "torch.aten.slice.Tensor":
-        return create("torch.aten.slice_scatter", [base, new, *step.operands])
-    if name in ("torch.aten.narrow", "torch.aten.narrow.Tensor"):
-        dim, start, length = step.operands
-        if name == "torch.aten.narrow.Tensor":
-            start = Operation.create("torch.aten.Int.Tensor", results=[int_type(base)], operands=[start], loc=loc).result
-        end = Operation.create("torch.aten.add.int", results=[int_type(base)], operands=[start, length], loc=loc).result
-        return create("torch.aten.slice_scatter", [base, new, dim, start, end, int_constant(1)])
-    if name == "torch.aten.diagonal":
-        return create("torch.aten.diagonal_scatter", [base, new, *step.operands])
-    if name == "torch.aten.as_strided":
-        return create("torch.aten.as_strided_scatter", [base, new, *step.operands])
-    if name == "torch.aten.unfold":
-        # Windows that do not overlap (_windows_apart): the view is an
-        # as_strided of the (contiguous) base value.
-        sizes = static_sizes(base_type)
-        if sizes is None:
-            raise FunctionalizeError(at.location, "a write through unfold of a tensor with dynamic shape is not supported")
-        window = torch.empty(sizes, device="meta").unfold(*[constant_of(v) for v in step.operands])
-        geometry = [int_list_constant(list(window.shape)), int_list_constant(list(window.stride())), int_constant(0)]
-        return create("torch.aten.as_strided_scatter", [base, new, *geometry])
-    if name in op_catalog.RESHAPE_LIKE_VIEWS:
-        sizes = static_sizes(base_type)
-        if sizes is None:
-            raise FunctionalizeError(at.location, f"a write through '{name}' of a tensor with dynamic shape is not supported")
-        return create("torch.aten.view", [new, int_list_constant(sizes)])
-    if name in ("torch.aten.transpose.int", "torch.aten.t", "torch.aten.numpy_T"):
-        return create(name, [new, *step.operands])
-    if name == "torch.aten.permute":
-        try:
-            dims = constant_of(step.operands[0])
-        except NotConstant:
-            raise FunctionalizeError(at.location, "a write through a permute with non-constant dims") from None
-        return create(name, [new, int_list_constant(inverse_permutation(dims))])
-    if name == "torch.aten.movedim.int":
-        source, destination = step.operands
-        return create(name, [new, destination, source])
-    if name in ("torch.aten.alias", "torch.aten.detach", "torch.prims.view_of"):
-        return new
+    # Chains hold only single views (a multi-output view's elements are
+    # slices or selects), so a multi-output entry here would be a bug upstream.
+    inverse = Inverse.NONE if view is None or view.multi_output else view.inverse
+    match inverse:
+        case Inverse.SELECT_SCATTER:
+            return create("torch.aten.select_scatter", [base, new, *step.operands])
+        case Inverse.SLICE_SCATTER:
+            return create("torch.aten.slice_scatter", [base, new, *step.operands])
+        case Inverse.NARROW:
+            dim, start, end = _narrow_bounds(step, base)
+            return create("torch.aten.slice_scatter", [base, new, dim, start, end, int_constant(1)])
+        case Inverse.DIAGONAL_SCATTER:
+            return create("torch.aten.diagonal_scatter", [base, new, *step.operands])
+        case Inverse.AS_STRIDED_SCATTER:
+            return create("torch.aten.as_strided_scatter", [base, new, *step.operands])
+        case Inverse.UNFOLD:
+            return create("torch.aten.as_strided_scatter", [base, new, *_unfold_geometry(step, base_type, at)])
+        case Inverse.RESHAPE_BACK:
+            sizes = static_sizes(base_type)
+            if sizes is None:
+                raise FunctionalizeError(
+                    at.location, f"a write through '{name}' of a tensor with dynamic shape is not supported"
+                )
+            return create("torch.aten.view", [new, int_list_constant(sizes)])
+        case Inverse.SELF_INVERSE:
+            return create(name, [new, *step.operands])
+        case Inverse.PERMUTE_INVERSE:
+            try:
+                dims = constant_of(step.operands[0])
+            except NotConstant:
+                raise FunctionalizeError(at.location, "a write through a permute with non-constant dims") from None
+            return create(name, [new, int_list_constant(inverse_permutation(dims))])
+        case Inverse.MOVEDIM_SWAPPED:
+            source, destination = step.operands
+            return create(name, [new, destination, source])
+        case Inverse.IDENTITY:
+            return new
     raise FunctionalizeError(at.location, f"a write through '{name}' is not supported")
+
+
+def _narrow_bounds(step: ViewStep, base: Value) -> tuple[Value, Value, Value]:
+    """(dim, start, start + length) of a narrow (`narrow.Tensor`: the start is a 0-d tensor)."""
+    dim, start, length = step.operands
+    loc = step.location
+    if str(start.type).startswith("!torch.vtensor"):
+        start = Operation.create("torch.aten.Int.Tensor", results=[int_type(base)], operands=[start], loc=loc).result
+    end = Operation.create("torch.aten.add.int", results=[int_type(base)], operands=[start, length], loc=loc).result
+    return dim, start, end
+
+
+def _unfold_geometry(step: ViewStep, base_type: Type, at: Operation) -> list[Value]:
+    """Sizes, strides and offset of an unfold's windows in its (contiguous)
+    base: with the windows apart (write() checked _windows_apart), the view is
+    that as_strided."""
+    sizes = static_sizes(base_type)
+    if sizes is None:
+        raise FunctionalizeError(at.location, "a write through unfold of a tensor with dynamic shape is not supported")
+    window = torch.empty(sizes, device="meta").unfold(*[constant_of(v) for v in step.operands])
+    return [int_list_constant(list(window.shape)), int_list_constant(list(window.stride())), int_constant(0)]
 
 
 # ----------------------------------------------------------------------------
@@ -627,8 +676,11 @@ def _scatter(step: ViewStep, base: Value, new: Value, at: Operation, types: Type
 
 def _windows_apart(step: ViewStep) -> bool:
     """An unfold whose step is at least its window size: no element is in two
-    windows, so a write through it is well defined (eager accepts it)."""
-    if step.op_name != "torch.aten.unfold":
+    windows, so a write through it is well defined (eager accepts it).
+    Writable.WINDOWS_APART is unfold's alone, so its operands are unfold's
+    (dimension, size, step)."""
+    view = VIEWS.get(step.op_name)
+    if view is None or view.writable is not Writable.WINDOWS_APART:
         return False
     try:
         _, size, stride = (constant_of(v) for v in step.operands)
@@ -641,13 +693,9 @@ def _root_geometry(function: Operation, root: Root) -> Layout | None:
     """The root's layout in its storage: an argument's recorded layout, or
     contiguous from offset 0 for a fresh tensor (and an argument without attributes)."""
     if root.argument_index is not None:
-        sizes_attr = arg_attr(function, root.argument_index, contract.SIZES)
-        if sizes_attr is not None:
-            return Layout.of(
-                DenseI64ArrayAttr(sizes_attr),
-                DenseI64ArrayAttr(arg_attr(function, root.argument_index, contract.STRIDES)),
-                IntegerAttr(arg_attr(function, root.argument_index, contract.STORAGE_OFFSET)).value,
-            )
+        recorded = input_layout(function, root.argument_index)
+        if recorded is not None:
+            return recorded
         sizes = static_sizes(function.regions[0].blocks[0].arguments[root.argument_index].type)
     else:
         sizes = static_sizes(root.current.type)

@@ -3,26 +3,40 @@
 from __future__ import annotations
 
 from ..contract import MutationRecord
+from ..views import VIEWS, Lowering, View
 
-_IN_PLACE_VIEWS = ("select.int", "slice.Tensor", "narrow", "split", "unbind", "view", "unsqueeze", "squeeze", "alias", "detach")
+
+def _view_of_step(step: str) -> View | None:
+    """The table entry of one step of a recorded chain, `aten.select.int(0, 1)`:
+    the op name without `torch.`, then its constant arguments in parentheses."""
+    return VIEWS.get("torch." + step.split("(", 1)[0].strip())
 
 
 def lowering_of(kind: str, target: str, chain: str, tied: bool = True) -> str:
+    """How a recorded mutation lowers, from the view table's `lowering` of
+    each step of its chain: the costliest step decides (a gather anywhere
+    copies the input; a permutation anywhere is in place only if it folds)."""
     if kind == "metadata":
         return "metadata only: the caller's tensor is re-strided after the call, no data moves"
     if not target.startswith("argument"):
         return "on a fresh tensor: no input is affected"
     if not tied:
-        return ("copied back: the input is also read where IREE could not order the read before a write "
-                "into its buffer, so its final value comes back in IREE's buffer and is copied into the caller's tensor")
+        return (
+            "copied back: the input is also read where IREE could not order the read before a write "
+            "into its buffer, so its final value comes back in IREE's buffer and is copied into the caller's tensor"
+        )
     steps = [s for s in chain.split(" -> ") if s]
     if not steps:
         return "in place: the whole input is rewritten pointwise, as a result tied to the caller's tensor"
-    if any(s.startswith(("aten.diagonal", "aten.as_strided")) for s in steps):
-        return "copy: writes through diagonal/as_strided lower to a gather and select over the whole input"
-    if any(s.startswith(("aten.permute", "aten.t", "aten.transpose", "aten.movedim", "aten.numpy_T")) for s in steps):
+    views = [_view_of_step(s) for s in steps]
+    # A step outside the table (or an unwritable one, which never reaches a
+    # report) has no lowering: it leaves only the generic answer below.
+    lowerings = {view.lowering if view is not None else None for view in views}
+    if Lowering.GATHER in lowerings:
+        return "copy: writes through diagonal/as_strided/unfold lower to a gather and select over the whole input"
+    if Lowering.PERMUTATION in lowerings:
         return "in place only if the transposes fold: the written region is scattered back through a permutation"
-    if all(s.removeprefix("aten.").startswith(_IN_PLACE_VIEWS) for s in steps):
+    if lowerings == {Lowering.INSERT_SLICE}:
         return "in place: the written region becomes a tensor.insert_slice into the caller's tensor"
     return "scattered back through its views into the input's buffer"
 
@@ -41,5 +55,7 @@ def describe_mutations(
             tied = tied_inputs is None or index in tied_inputs
         via = f" through {record.chain}" if record.chain else ""
         lowering = lowering_of(record.kind, record.target, record.chain, tied)
-        lines.append(f"{record.op} at {record.location or 'unknown location'}: {record.kind} of {shown_target}{via}; {lowering}")
+        lines.append(
+            f"{record.op} at {record.location or 'unknown location'}: {record.kind} of {shown_target}{via}; {lowering}"
+        )
     return lines
