@@ -43,6 +43,7 @@ from hypothesis import strategies as st
 from .checking import clone_preserving_aliasing, compare
 from .driver.compiled import compile as purity_compile
 from .errors import PurityCompilerCrash, PurityError, PurityIndexError
+from .views import EAGER_FORMS
 
 REGRESSION_DIRECTORY = Path(__file__).resolve().parents[2] / "test" / "e2e" / "fuzz_regressions"
 CURRENT_PROGRAM_FILE = Path(tempfile.gettempdir()) / "purity-fuzz-current-program.py"
@@ -66,20 +67,11 @@ class FuzzProgram:
 
 
 def _view_candidates(tensor: torch.Tensor) -> list[str]:
-    """View expressions (with `{v}` for the variable) valid on `tensor`."""
+    """View expressions (with `{v}` for the variable) valid on `tensor`: the
+    view table's eager forms (views.EAGER_FORMS) that apply to its shape."""
     shape = tuple(tensor.shape)
-    views: list[str] = ["{v}.detach()", "{v}.view(-1)"] if tensor.is_contiguous() else ["{v}.detach()"]
-    if not shape:
-        return views + ["{v}.unsqueeze(0)"]
-    n = shape[0]
-    views += [f"{{v}}[{n - 1}]", "{v}.unsqueeze(0)", f"{{v}}[{0}:{n}:2]", f"{{v}}.narrow(0, 0, {max(1, n - 1)})"]
-    if n >= 2:
-        views += ["{v}.split(1)[1]", "{v}.unbind(0)[0]", "{v}.chunk(2)[-1]"]
-    if len(shape) >= 2:
-        views += ["{v}.t()", "{v}.transpose(0, 1)", "{v}.diagonal()", f"{{v}}[:, {shape[1] - 1}]", "{v}.permute(1, 0)"]
-    if n == 1:
-        views.append("{v}.squeeze(0)")
-    return views
+    contiguous = tensor.is_contiguous()
+    return [form.expression(shape) for form in EAGER_FORMS if form.applies_to(shape, contiguous)]
 
 
 _WRITES = [

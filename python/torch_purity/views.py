@@ -187,3 +187,55 @@ VIEWS: Mapping[str, View] = _table(
     _pieces("torch.aten.tensor_split.sections", _SLICE, 2),
     _pieces("torch.aten.unbind.int", _SELECT, 1),
 )
+
+
+@dataclass(frozen=True)
+class EagerForm:
+    """A PyTorch expression that imports as view `op` (a key of VIEWS), as
+    the fuzzer draws it: `{v}` is the viewed variable; `{last}` (size of dim 0
+    minus 1), `{n}` (size of dim 0), `{narrow}` (max(1, n - 1)) and `{last1}`
+    (size of dim 1 minus 1) are filled in from the tensor's shape."""
+
+    op: str
+    template: str
+    min_rank: int = 0
+    min_leading: int = 0  # smallest size of dim 0
+    only_leading: int | None = None  # the one size of dim 0 it applies to
+    contiguous: bool = False  # only on contiguous tensors (`view`)
+
+    def applies_to(self, shape: tuple[int, ...], contiguous: bool) -> bool:
+        if len(shape) < self.min_rank or (self.contiguous and not contiguous):
+            return False
+        leading = shape[0] if shape else None
+        if self.min_leading and (leading is None or leading < self.min_leading):
+            return False
+        return self.only_leading is None or leading == self.only_leading
+
+    def expression(self, shape: tuple[int, ...]) -> str:
+        n = shape[0] if shape else 1
+        last1 = shape[1] - 1 if len(shape) > 1 else 0
+        return self.template.format(v="{v}", last=n - 1, n=n, narrow=max(1, n - 1), last1=last1)
+
+
+# The views the fuzzer draws, in the order it draws from (the order keeps
+# fixed-seed runs drawing the same programs).
+EAGER_FORMS: tuple[EagerForm, ...] = (
+    EagerForm("torch.aten.detach", "{v}.detach()"),
+    EagerForm("torch.aten.view", "{v}.view(-1)", contiguous=True),
+    EagerForm(_SELECT, "{v}[{last}]", min_rank=1),
+    EagerForm("torch.aten.unsqueeze", "{v}.unsqueeze(0)"),
+    EagerForm(_SLICE, "{v}[0:{n}:2]", min_rank=1),
+    EagerForm(_SLICE, "{v}.narrow(0, 0, {narrow})", min_rank=1),  # make_fx records narrow as a slice
+    EagerForm("torch.aten.split.Tensor", "{v}.split(1)[1]", min_rank=1, min_leading=2),
+    EagerForm("torch.aten.unbind.int", "{v}.unbind(0)[0]", min_rank=1, min_leading=2),
+    EagerForm("torch.aten.split.Tensor", "{v}.chunk(2)[-1]", min_rank=1, min_leading=2),  # recorded as split
+    EagerForm("torch.aten.t", "{v}.t()", min_rank=2),
+    EagerForm("torch.aten.transpose.int", "{v}.transpose(0, 1)", min_rank=2),
+    EagerForm("torch.aten.diagonal", "{v}.diagonal()", min_rank=2),
+    EagerForm(_SELECT, "{v}[:, {last1}]", min_rank=2),
+    EagerForm("torch.aten.permute", "{v}.permute(1, 0)", min_rank=2),
+    EagerForm("torch.aten.squeeze.dim", "{v}.squeeze(0)", min_rank=1, only_leading=1),
+)
+for _form in EAGER_FORMS:
+    if _form.op not in VIEWS:
+        raise ValueError(f"the fuzzer's form {_form.template!r} names {_form.op}, which is not in the view table")
