@@ -214,7 +214,7 @@ def _wrapping_negative_indices(decomposition: Callable) -> Callable:
 
 
 def _equal_without_self_fold(a, b):
-    """Workaround, torch-mlir 20261001: its canonicalizer folds
+    """TORCH-MLIR-WORKAROUND(eq-self-fold), torch-mlir 20261001: its canonicalizer folds
     `aten.eq.Tensor(x, x)` to true, which is wrong for NaN (`x == x`, and
     PyTorch's decomposition of `isfinite`, returned True for NaN). `ne` is
     not folded that way. Can go when `purity-opt --canonicalize` leaves
@@ -223,7 +223,7 @@ def _equal_without_self_fold(a, b):
 
 
 def _nan_maximum(a, b):
-    """Workaround, torch-mlir 20261001: its lowerings of maximum, minimum,
+    """TORCH-MLIR-WORKAROUND(nan-to-number), torch-mlir 20261001: its lowerings of maximum, minimum,
     clamp (and so hardtanh, relu6) turn NaN into a number (`maximum(nan, 0)`
     gave 0, `clamp(nan, -1, 1)` gave -1); eager propagates NaN. These
     select on comparisons that keep it. Can go when
@@ -592,7 +592,8 @@ def _float_scalars_for_float_tensors(node: fx.Node, target: torch._ops.OpOverloa
     """The node's positional arguments, with `x * 2` on a float tensor taking
     its Scalar operand as 2.0: the same value, and torch-mlir's folders
     mishandle an integer Scalar applied to a constant float tensor
-    (`full(3.0) * -2` folded to 5.5e19)."""
+    (`full(3.0) * -2` folded to 5.5e19). TORCH-MLIR-WORKAROUND(int-scalar-fold):
+    can go when test_programs.py's scalar programs pass with integer Scalars."""
     first = node.args[0] if node.args else None
     value = first.meta.get("val") if isinstance(first, fx.Node) else None
     if not isinstance(value, torch.Tensor) or not value.dtype.is_floating_point:
