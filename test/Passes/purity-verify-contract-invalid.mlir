@@ -1,5 +1,7 @@
 // RUN: purity-opt %s --purity-verify-contract=stage=functional-torch --split-input-file --verify-diagnostics
 // RUN: purity-opt %S/Inputs/verify-contract-boundary-invalid.mlir --purity-verify-contract=stage=value-boundary-torch --split-input-file --verify-diagnostics
+// RUN: purity-opt %S/Inputs/verify-contract-torch-backend-invalid.mlir --purity-verify-contract=stage=torch-backend --split-input-file --verify-diagnostics
+// RUN: purity-opt %S/Inputs/verify-contract-linalg-invalid.mlir --purity-verify-contract=stage=linalg --split-input-file --verify-diagnostics
 // RUN: purity-opt %S/Inputs/verify-contract-iree-abi-invalid.mlir --purity-verify-contract=stage=iree-abi --split-input-file --verify-diagnostics
 
 // An in-place op left in functional IR.
@@ -70,4 +72,12 @@ func.func @flag_count(%flags: !torch.vtensor<[3],i1>) -> (!torch.vtensor<[3],i1>
 // expected-error @+1 {{result 0 views an input but has no purity.view_sizes}}
 func.func @view_without_layout(%x: !torch.vtensor<[3],f32>) -> (!torch.vtensor<[3],f32> {purity.aliases_input = 0 : i64}) {
   return %x : !torch.vtensor<[3],f32>
+}
+
+// -----
+
+// Two results claim the index checks' flags.
+// expected-error @+1 {{2 results carry purity.index_checks, not at most one}}
+func.func @two_flag_results(%f: !torch.vtensor<[1],i1>) -> (!torch.vtensor<[1],i1> {purity.index_checks = [{count = 1 : i64, location = "", op = "aten.gather"}]}, !torch.vtensor<[1],i1> {purity.index_checks = [{count = 1 : i64, location = "", op = "aten.gather"}]}) {
+  return %f, %f : !torch.vtensor<[1],i1>, !torch.vtensor<[1],i1>
 }

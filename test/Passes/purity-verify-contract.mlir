@@ -1,5 +1,7 @@
 // RUN: purity-opt %s --purity-verify-contract=stage=functional-torch --split-input-file | filecheck %s
 // RUN: purity-opt %S/Inputs/verify-contract-boundary.mlir --purity-verify-contract=stage=value-boundary-torch --split-input-file | filecheck %S/Inputs/verify-contract-boundary.mlir
+// RUN: purity-opt %S/Inputs/verify-contract-boundary.mlir --purity-verify-contract=stage=torch-backend --split-input-file | filecheck %S/Inputs/verify-contract-boundary.mlir
+// RUN: purity-opt %S/Inputs/verify-contract-linalg.mlir --purity-verify-contract=stage=linalg --split-input-file | filecheck %S/Inputs/verify-contract-linalg.mlir
 // RUN: purity-opt %S/Inputs/verify-contract-iree-abi.mlir --purity-verify-contract=stage=iree-abi --split-input-file | filecheck %S/Inputs/verify-contract-iree-abi.mlir
 
 // Functional Torch IR as purity-functionalize leaves it: a written argument

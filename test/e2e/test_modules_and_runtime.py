@@ -160,7 +160,7 @@ def test_cuda_target_compiles_and_saves_without_a_gpu(tmp_path):
     compiled = torch_purity.compile(bump_row, x, row, target="cuda")
     entry, _ = compiled.entry_for(x, row)
     assert len(entry.module.vmfb) > 1000
-    assert len(compile_linalg(entry.lowered.linalg, "cuda")) > 1000
+    assert len(compile_linalg(entry.lowered.iree_input, "cuda")) > 1000
     loaded = torch_purity.load(compiled.save(tmp_path / "cuda"))
     assert loaded.target == "cuda" and len(loaded.entries) == 1
     if not torch.cuda.is_available():
@@ -206,7 +206,7 @@ def _iree_argument_addresses(entry) -> dict[int, int]:
     """Input slot -> address of the memory IREE was given for it on the last call."""
     return {
         index: view.map().asarray(view.shape, np.dtype(np.uint8)).__array_interface__["data"][0]
-        for index, (_, view, _) in entry.imports.items()
+        for index, (_, view) in entry.imports.items()
     }
 
 

@@ -17,6 +17,7 @@ import torch
 from torch_mlir.passmanager import PassManager
 
 from torch_purity import import_fx
+from torch_purity.contract import ALIAS_BASE
 from torch_purity.importer import new_context
 from torch_purity.iree.targets import COMMON_FLAGS
 from torch_purity.registry import get_pass
@@ -55,7 +56,7 @@ def run_compiled(program, *inputs):
     results = results if isinstance(results, (list, tuple)) else [results]
     outputs = [torch.from_numpy(np.asarray(r.to_host()).copy()) for r in results]
     # Intermediates that several outputs view come last (purity.alias_base): not program outputs.
-    outputs = outputs[: len(outputs) - signature.count("purity.alias_base")]
+    outputs = outputs[: len(outputs) - signature.count(ALIAS_BASE)]
     # IREE may reuse the buffer of an argument it was not told is written
     # (docs/architecture.md, IREE behaviours): only written arguments are read back.
     after = [

@@ -94,13 +94,12 @@ class IndexCheck:
     location: str  # "file:line", or ""
     count: int
 
-    def to_json(self) -> list[object]:
-        return [self.op, self.location, self.count]
+    def to_json(self) -> dict[str, object]:
+        return {"op": self.op, "location": self.location, "count": self.count}
 
     @classmethod
-    def from_json(cls, value: list) -> IndexCheck:
-        op, location, count = value
-        return cls(op, location, count)
+    def from_json(cls, data: dict) -> IndexCheck:
+        return cls(data["op"], data["location"], data["count"])
 
 
 @dataclass
@@ -112,7 +111,7 @@ class CallingConvention:
     output_views: dict[int, tuple[int, Layout]]  # program output -> (input, view of it)
     written_inputs: list[tuple[int, int]]  # (result index, input index)
     metadata_mutations: dict[int, Layout]  # input index -> its new layout
-    result_dtypes: list[torch.dtype]
+    result_dtypes: list[torch.dtype | None]  # None: an element type torch lacks, only on results never read
     # Extra trailing arguments: (members, length) of each synthetic base, a
     # 1-d view of the members' storage from its first element.
     synthetic_bases: list[tuple[tuple[int, ...], int]] = field(default_factory=list)
@@ -137,7 +136,7 @@ class CallingConvention:
             "output_views": [[output, source, view.to_json()] for output, (source, view) in self.output_views.items()],
             "written_inputs": [list(pair) for pair in self.written_inputs],
             "metadata_mutations": [[index, layout.to_json()] for index, layout in self.metadata_mutations.items()],
-            "result_dtypes": [str(dtype).removeprefix("torch.") for dtype in self.result_dtypes],
+            "result_dtypes": [None if d is None else str(d).removeprefix("torch.") for d in self.result_dtypes],
             "synthetic_bases": [[list(members), length] for members, length in self.synthetic_bases],
             "mutations": [record.to_json() for record in self.mutations],
             "tied_inputs": sorted(self.tied_inputs),
@@ -157,7 +156,7 @@ class CallingConvention:
             output_views={output: (source, Layout.from_json(view)) for output, source, view in data["output_views"]},
             written_inputs=[(result, source) for result, source in data["written_inputs"]],
             metadata_mutations={index: Layout.from_json(layout) for index, layout in data["metadata_mutations"]},
-            result_dtypes=[getattr(torch, name) for name in data["result_dtypes"]],
+            result_dtypes=[None if name is None else getattr(torch, name) for name in data["result_dtypes"]],
             synthetic_bases=[(tuple(members), length) for members, length in data["synthetic_bases"]],
             mutations=[MutationRecord.from_json(record) for record in data["mutations"]],
             tied_inputs=set(data["tied_inputs"]),

@@ -8,7 +8,8 @@ from __future__ import annotations
 from torch_mlir import ir
 
 from ..errors import PurityError
-from ..ir_helpers.functions import arg_attr, dict_entries, function_type, i64_attr, main_function
+from ..ir_helpers.functions import arg_attr, dict_entries, function_type, i64_attr, main_function, result_attr
+from ..ir_helpers.types import element_type_text
 from . import (
     ALIAS_BASE,
     ALIAS_GROUP,
@@ -79,12 +80,23 @@ def index_checks_attr(checks: list[IndexCheck]) -> ir.ArrayAttr:
 
 def element_types_attr(types: list[ir.Type]) -> ir.ArrayAttr:
     """The Torch element type of each result (`si64`, `f32`, ...)."""
-    return ir.ArrayAttr.get([ir.StringAttr.get(element_type_of(t)) for t in types])
+    return ir.ArrayAttr.get([ir.StringAttr.get(element_type_text(t)) for t in types])
 
 
-def element_type_of(tensor_type: ir.Type) -> str:
-    """`!torch.vtensor<[2,3],si64>` -> "si64"."""
-    return str(tensor_type).rsplit(",", 1)[-1].rstrip(">")
+def tied_result(function: ir.Operation, argument: int) -> int | None:
+    """The result IREE stores in the argument's buffer (`iree.abi.output`), or None."""
+    attr = arg_attr(function, argument, IREE_OUTPUT)
+    return None if attr is None else ir.IntegerAttr(attr).value
+
+
+def tie_attr(result: int) -> ir.Attribute:
+    return ir.IntegerAttr.get(ir.IndexType.get(), result)
+
+
+def written_input(function: ir.Operation, result: int) -> int | None:
+    """The argument whose final value the result is (`purity.written_input`), or None."""
+    attr = result_attr(function, result, WRITTEN_INPUT)
+    return None if attr is None else ir.IntegerAttr(attr).value
 
 
 def _string_dict(entries: dict[str, object]) -> ir.DictAttr:
@@ -129,14 +141,17 @@ def read_calling_convention(module: ir.Module) -> CallingConvention:
     """The calling convention of the iree-abi stage's `main`."""
     function = main_function(module)
     element_types = _python_value(function.attributes[RESULT_ELEMENT_TYPES])
-    unknown = sorted({t for t in element_types if t not in TORCH_DTYPES})
-    if unknown:
-        raise PurityError("compile", f"results of element type {', '.join(unknown)} are not supported")
     convention = CallingConvention(
-        [], {}, [], {}, [TORCH_DTYPES[t] for t in element_types], mutations=read_mutations(function)
+        [], {}, [], {}, [TORCH_DTYPES.get(t) for t in element_types], mutations=read_mutations(function)
     )
     _read_results(contract_attrs(function, "res_attrs"), convention)
     _read_arguments(contract_attrs(function, "arg_attrs"), function_type(function).inputs, convention)
+    # Results handed out as views of inputs are never read: any element type
+    # will do there. Every other result crosses into a torch tensor.
+    views = {convention.output_results[output] for output in convention.output_views}
+    unknown = sorted({t for i, t in enumerate(element_types) if t not in TORCH_DTYPES and i not in views})
+    if unknown:
+        raise PurityError("compile", f"results of element type {', '.join(unknown)} are not supported")
     return convention
 
 
@@ -147,7 +162,7 @@ def _read_results(result_attrs: list[dict[str, object]], convention: CallingConv
         if WRITTEN_INPUT in attrs:
             convention.written_inputs.append((index, attrs[WRITTEN_INPUT]))
         elif INDEX_CHECKS in attrs:
-            checks = tuple(IndexCheck(c["op"], c["location"], c["count"]) for c in attrs[INDEX_CHECKS])
+            checks = tuple(IndexCheck.from_json(c) for c in attrs[INDEX_CHECKS])
             convention.index_checks = (index, checks)
         elif ALIAS_BASE in attrs:
             group_bases[attrs[ALIAS_BASE]] = index

@@ -4,7 +4,7 @@ torch-mlir's passes are C++ and Purity's passes hold MLIR handles from
 Python; a bug in either (a handle used after its op was erased, an assertion
 in a C++ pass) ends the process it runs in with a signal. `lower()` sends the
 mutable Torch IR to a long-lived child (`python -m
-torch_purity.backend.lowering_worker`, started on first use, about 2 s, then
+torch_purity.driver.lowering_worker`, started on first use, about 2 s, then
 reused), which runs `lowering.lower_to_linalg` and sends back the
 `LoweredProgram` or the located PurityError. When the child dies, `lower()`
 writes the IR it was given next to the other failure files, raises a

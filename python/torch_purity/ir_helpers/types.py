@@ -12,8 +12,9 @@ TORCH_SCALAR_TYPE_CODES = {
 
 
 def element_type_text(tensor_type: Type | str) -> str:
-    """`!torch.vtensor<[2,3],si64>` -> "si64"."""
-    return str(tensor_type).rsplit(",", 1)[-1].rstrip(">")
+    """`!torch.vtensor<[2,3],si64>` -> "si64" (`complex<f32>` stays whole)."""
+    text = str(tensor_type)
+    return text[text.rindex(",") + 1 : -1]
 
 
 def with_element_type_text(tensor_type: Type | str, element: str) -> str:

@@ -10,7 +10,7 @@ on the GPU alike; nothing crosses back (IREE's CUDA allocator cannot export
 what it allocated). Inputs: IREE may write into argument buffers it was not
 told are written (docs/architecture.md, IREE behaviours), so only two kinds of input cross as the
 caller's own memory: a written input tied to its result (`iree.abi.output`,
-written in place by the compiled code) and an input the linalg IR only reads
+written in place by the compiled code) and an input the iree-abi IR only reads
 (`purity.unwritten`). Every other input crosses as a fresh copy, and every
 other write reaches the caller's tensor after a successful call. Outputs:
 each result has a storage argument (purity-store-results-in-arguments), and

@@ -140,7 +140,11 @@ def load(folder: str | Path, module: torch.nn.Module | None = None) -> SavedProg
     except (OSError, ValueError) as error:
         raise PurityError("load", f"{folder} is not a saved Purity program: {error}") from None
     if program.get("format") != FORMAT or program.get("version") != VERSION:
-        raise PurityError("load", f"{folder}/program.json is not a {FORMAT} of version {VERSION}")
+        raise PurityError(
+            "load",
+            f"{folder}/program.json is not a {FORMAT} of version {VERSION} "
+            "(programs saved by another version of Purity: compile and save them again)",
+        )
     names = program["state_names"]
     if (names is None) != (module is None):
         wanted = "an nn.Module's" if names is not None else "a function's"

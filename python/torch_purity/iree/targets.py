@@ -1,6 +1,6 @@
 """The targets Purity compiles for: one entry per target, everything a target
-needs (IREE's compile flags and runtime driver, the torch device it runs on,
-DLPack's device code). A new target is one entry in `TARGETS`.
+needs (IREE's compile flags and runtime driver, the torch device it runs
+on). A new target is one entry in `TARGETS`.
 
 Needs nothing but the standard library: the runtime, saved programs, the
 torch.compile backend and the tools all read it."""
@@ -34,7 +34,6 @@ COMMON_FLAGS = (
 class Target:
     name: str  # what users pass: compile(..., target=NAME)
     device_type: str  # the torch device type its code runs on
-    dlpack_device_type: int  # DLPack's code for that device
     driver: str  # IREE's runtime driver
     flags: tuple[str, ...]  # iree-compile flags
     description: str
@@ -50,7 +49,6 @@ TARGETS: dict[str, Target] = {
         Target(
             "cpu",
             "cpu",
-            1,
             # local-sync runs dispatches on the calling thread: a one-row
             # KV-cache write costs ~28 µs per call against ~45-80 µs through
             # local-task's thread pool. PURITY_IREE_CPU_DRIVER=local-task
@@ -67,7 +65,6 @@ TARGETS: dict[str, Target] = {
         Target(
             "cuda",
             "cuda",
-            2,
             "cuda",
             ("--iree-hal-target-device=cuda", "--iree-cuda-target=sm_80"),
             "an NVIDIA GPU (sm_80 code)",

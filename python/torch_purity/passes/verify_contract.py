@@ -189,9 +189,9 @@ def _boundary_attributes(function: Operation) -> Iterator[Violation]:
 
 def _builtin_boundary(function: Operation) -> Iterator[Violation]:
     kind = function_type(function)
-    for type_ in [*kind.inputs, *kind.results]:
-        if str(type_).startswith("!torch."):
-            yield function.location, f"the boundary still has Torch type {type_}"
+    torch_types = [t for t in [*kind.inputs, *kind.results] if str(t).startswith("!torch.")]
+    if torch_types:
+        yield function.location, f"the boundary still has Torch type {torch_types[0]}"
 
 
 def _every_result_stored(function: Operation) -> Iterator[Violation]:

@@ -35,3 +35,29 @@ func.func @two_final_values(%x: !torch.vtensor<[3],f32>) -> (!torch.vtensor<[3],
 func.func @tied_to_other(%x: !torch.vtensor<[3],f32> {iree.abi.output = 0 : index}) -> !torch.vtensor<[3],f32> attributes {purity.result_element_types = ["f32"]} {
   return %x : !torch.vtensor<[3],f32>
 }
+
+// -----
+
+// A tie to a result that does not exist.
+// expected-error @+1 {{argument 0 is tied to result 3, which does not exist}}
+func.func @tied_to_nothing(%x: !torch.vtensor<[3],f32> {iree.abi.output = 3 : index}) -> !torch.vtensor<[3],f32> attributes {purity.result_element_types = ["f32"]} {
+  return %x : !torch.vtensor<[3],f32>
+}
+
+// -----
+
+// A tied argument and its result differ in type.
+// expected-error @+1 {{argument 0 and its tied result 0 differ in type}}
+func.func @tie_of_another_type(%x: !torch.vtensor<[3],f32> {iree.abi.output = 0 : index}, %y: !torch.vtensor<[3],f64>) -> (!torch.vtensor<[3],f64> {purity.written_input = 0 : i64}) attributes {purity.result_element_types = ["f64"]} {
+  return %y : !torch.vtensor<[3],f64>
+}
+
+// -----
+
+// An edge overwrite left after the written argument was exposed.
+// expected-error @+1 {{argument 1 is a non-value tensor}}
+func.func @overwrite_left(%x: !torch.vtensor<[3],f32>, %t: !torch.tensor<[3],f32>) attributes {purity.result_element_types = []} {
+  // expected-error @+1 {{'torch.overwrite.tensor.contents' is left after the edge was exposed}}
+  torch.overwrite.tensor.contents %x overwrites %t : !torch.vtensor<[3],f32>, !torch.tensor<[3],f32>
+  return
+}

@@ -19,3 +19,12 @@ func.func @tied_and_unwritten(%x: tensor<3xf32> {iree.abi.output = 0 : index, pu
 func.func @torch_boundary(%x: !torch.vtensor<[3],f32>) attributes {purity.result_element_types = []} {
   return
 }
+
+// -----
+
+// One result stored in two arguments.
+// expected-error @+1 {{result 0 is stored in 2 arguments, not one}}
+func.func @stored_twice(%a: tensor<3xf32> {iree.abi.output = 0 : index, purity.result_storage = 0 : i64}, %b: tensor<3xf32> {iree.abi.output = 0 : index, purity.result_storage = 0 : i64}) -> tensor<3xf32> attributes {purity.result_element_types = ["f32"]} {
+  %c = arith.constant dense<1.0> : tensor<3xf32>
+  return %c : tensor<3xf32>
+}

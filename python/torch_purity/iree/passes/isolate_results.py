@@ -1,6 +1,6 @@
 """purity-isolate-results: a returned tensor that is also updated in place gets a buffer of its own in IREE.
 
-Runs on linalg-on-tensors, last before IREE. When a function returns a value
+Runs on linalg-on-tensors, first in the iree-abi stage. When a function returns a value
 that is also the destination of an in-place update (a `tm_tensor.scatter`
 from `index_put_`, a `tensor.insert_slice` from a row write, ...), value
 semantics require the update to work on a copy. IREE 3.13 inserts that copy
@@ -28,10 +28,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from torch_mlir.ir import InsertionPoint, IntegerAttr, Operation, OpResult
+from torch_mlir.ir import InsertionPoint, Operation, OpResult
 
-from ... import contract
-from ...ir_helpers.functions import arg_attr, function_ops, function_type, terminator
+from ...contract.ir import tied_result
+from ...ir_helpers.functions import function_ops, function_type, terminator
 from ...passes.base import ModulePass
 from .linalg_builders import BARRIER
 
@@ -67,9 +67,5 @@ def _isolate(function: Operation) -> None:
 
 
 def _tied_result_indices(function: Operation) -> set[int]:
-    tied = set()
-    for index in range(len(function_type(function).inputs)):
-        output = arg_attr(function, index, contract.IREE_OUTPUT)
-        if output is not None:
-            tied.add(IntegerAttr(output).value)
-    return tied
+    results = (tied_result(function, index) for index in range(len(function_type(function).inputs)))
+    return {result for result in results if result is not None}

@@ -46,9 +46,7 @@ from torch_mlir.ir import (
     ArrayAttr,
     BlockArgument,
     FunctionType,
-    IndexType,
     InsertionPoint,
-    IntegerAttr,
     Operation,
     OpResult,
     RankedTensorType,
@@ -56,8 +54,8 @@ from torch_mlir.ir import (
 )
 
 from ... import contract
+from ...contract.ir import tie_attr, tied_result
 from ...ir_helpers.functions import (
-    arg_attr,
     function_ops,
     function_type,
     i64_attr,
@@ -86,9 +84,9 @@ def _store_results(function: Operation) -> None:
     signature = function_type(function)
     destinations: dict[int, int] = {}  # result index -> argument it is written into
     for index in range(len(signature.inputs)):
-        output = arg_attr(function, index, contract.IREE_OUTPUT)
+        output = tied_result(function, index)
         if output is not None:
-            destinations[IntegerAttr(output).value] = index
+            destinations[output] = index
     tied_to_inputs = set(destinations)
     inputs = list(signature.inputs)
     stored = []
@@ -107,7 +105,7 @@ def _store_results(function: Operation) -> None:
             function,
             destinations[result_index],
             {
-                contract.IREE_OUTPUT: IntegerAttr.get(IndexType.get(), result_index),
+                contract.IREE_OUTPUT: tie_attr(result_index),
                 contract.RESULT_STORAGE: i64_attr(result_index),
             },
         )

@@ -32,10 +32,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from torch_mlir.ir import IndexType, IntegerAttr, Operation, OpResult
+from torch_mlir.ir import Operation, OpResult
 
 from ... import contract
-from ...ir_helpers.functions import function_ops, result_attr, set_arg_attrs, terminator
+from ...contract.ir import tie_attr, written_input
+from ...ir_helpers.functions import function_ops, set_arg_attrs, terminator
 from ...ir_helpers.torch_values import static_sizes
 from ...ops import POINTWISE_OPS
 from ...passes.base import ModulePass
@@ -57,18 +58,14 @@ def _tie(function: Operation) -> None:
     return_op = terminator(block)
     final_values: dict[int, tuple[int, object]] = {}  # argument -> (result index, final value)
     for index, value in enumerate(return_op.operands):
-        written = result_attr(function, index, contract.WRITTEN_INPUT)
+        written = written_input(function, index)
         if written is not None:
-            final_values[IntegerAttr(written).value] = (index, value)
+            final_values[written] = (index, value)
     for argument_index, (result_index, final) in final_values.items():
         argument = block.arguments[argument_index]
         shared = sum(1 for _, other in final_values.values() if other == final) > 1
         if not shared and (_only_written_into(argument) or _updated_pointwise(argument, final)):
-            set_arg_attrs(
-                function,
-                argument_index,
-                {contract.IREE_OUTPUT: IntegerAttr.get(IndexType.get(function.context), result_index)},
-            )
+            set_arg_attrs(function, argument_index, {contract.IREE_OUTPUT: tie_attr(result_index)})
 
 
 _IN_PLACE_BASES = ("torch.aten.select_scatter", "torch.aten.slice_scatter")
