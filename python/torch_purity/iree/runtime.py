@@ -8,7 +8,8 @@ program saved with `CompiledProgram.save` runs where no compiler is installed
 Memory crosses from torch to IREE only, as DLPack capsules, on the CPU and
 on the GPU alike; nothing crosses back (IREE's CUDA allocator cannot export
 what it allocated). Inputs: IREE may write into argument buffers it was not
-told are written (docs/architecture.md, IREE behaviours), so only two kinds of input cross as the
+told are written (docs/architecture.md, IREE behaviours;
+IREE-WORKAROUND(untied-argument-writes)), so only two kinds of input cross as the
 caller's own memory: a written input tied to its result (`iree.abi.output`,
 written in place by the compiled code) and an input the iree-abi IR only reads
 (`purity.unwritten`). Every other input crosses as a fresh copy, and every
@@ -280,7 +281,10 @@ class Executable:
         except RuntimeError as error:
             if self.hand_over != "unchecked" or "PERMISSION_DENIED" not in str(error):
                 raise
-            # Only copies and fresh tensors were writable: nothing of the caller's changed.
+            # IREE-WORKAROUND(dlpack-discard-write): IREE refused to write
+            # imported memory with a transfer, before running anything. Only
+            # copies and fresh tensors were writable: nothing of the caller's
+            # changed, and host copies through IREE's invoker take over.
             self.hand_over = "host copies"
             return self._invoke_generic(tensors)
         if self.hand_over == "unchecked":
@@ -440,11 +444,10 @@ def _host_dtype(dtype: torch.dtype | None) -> np.dtype:
 
 
 def _with_dtype(result: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
-    """A host result as the program's dtype: IREE's invoker returns signless
-    integers as signed (a uint8 result comes back int8), so the bits are
-    reinterpreted."""
+    """A host result as the program's dtype. IREE-WORKAROUND(signless-host-results):
+    IREE's invoker returns signless integers as signed (a uint8 result comes
+    back int8), so the bits are reinterpreted; can go when a ui8 program run
+    with host copies returns uint8."""
     if result.dtype == dtype:
         return result
-    return (
-        result.view(dtype) if result.element_size() == torch.empty((), dtype=dtype).element_size() else result.to(dtype)
-    )
+    return result.view(dtype) if result.element_size() == dtype.itemsize else result.to(dtype)
