@@ -4,6 +4,7 @@ import pytest
 import torch
 
 import torch_purity  # noqa: F401  (registers the backend)
+from torch_purity.pipeline import STAGES
 
 
 def step(cache, row):
@@ -32,7 +33,8 @@ def test_modes_and_options_compile_and_match_eager(settings):
 def test_options_dump_dir_writes_every_stage(tmp_path):
     torch._dynamo.reset()
     torch.compile(step, backend="purity", options={"dump_dir": str(tmp_path)})(torch.zeros(4, 3), torch.ones(3))
-    assert sorted(p.name for p in tmp_path.glob("*.mlir"))[-1].endswith("linalg.mlir")
+    names = sorted(p.name for p in tmp_path.glob("*.mlir"))
+    assert names == [f"{number}-{stage.name}.mlir" for number, stage in enumerate(STAGES, start=2)]
 
 
 def test_unknown_option_is_a_clear_error():
