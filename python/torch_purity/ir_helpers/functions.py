@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from torch_mlir.dialects.func import ReturnOp
 from torch_mlir.ir import (
     ArrayAttr,
     DictAttr,
@@ -87,7 +88,7 @@ def set_results(function: Operation, return_op: Operation, results: list) -> Non
     """Replaces `return_op` (erased) by a return of `results`, and the
     function's type by the block's argument types and those results."""
     with InsertionPoint(return_op), return_op.location:
-        Operation.create("func.return", operands=results)
+        ReturnOp(results)
     return_op.erase()
     arguments = function.regions[0].blocks[0].arguments
     function.attributes["function_type"] = TypeAttr.get(

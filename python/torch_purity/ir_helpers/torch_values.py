@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from torch_mlir.ir import Block, IntegerAttr, IntegerType, Location, Operation, Type, Value
+from torch_mlir.dialects.torch import ConstantBoolOp, ConstantIntOp, ConstantNoneOp, PrimListConstructOp
+from torch_mlir.ir import Block, IntegerAttr, IntegerType, Location, Type, Value
 
 
 class NotConstant(Exception):
@@ -45,24 +46,20 @@ def constant_of(value: Value) -> object:
 
 def int_constant(value: int) -> Value:
     context = Location.current.context
-    return Operation.create(
-        "torch.constant.int",
-        results=[Type.parse("!torch.int", context)],
-        attributes={"value": IntegerAttr.get(IntegerType.get_signless(64, context), value)},
+    return ConstantIntOp(
+        IntegerAttr.get(IntegerType.get_signless(64, context), value), results=[Type.parse("!torch.int", context)]
     ).result
 
 
 def none_constant() -> Value:
     context = Location.current.context
-    return Operation.create("torch.constant.none", results=[Type.parse("!torch.none", context)]).result
+    return ConstantNoneOp(results=[Type.parse("!torch.none", context)]).result
 
 
 def bool_constant(value: bool) -> Value:
     context = Location.current.context
-    return Operation.create(
-        "torch.constant.bool",
-        results=[Type.parse("!torch.bool", context)],
-        attributes={"value": IntegerAttr.get(IntegerType.get_signless(1, context), int(value))},
+    return ConstantBoolOp(
+        IntegerAttr.get(IntegerType.get_signless(1, context), int(value)), results=[Type.parse("!torch.bool", context)]
     ).result
 
 
@@ -72,8 +69,4 @@ def int_type(anchor: Value) -> Type:
 
 def int_list_constant(values: list[int]) -> Value:
     context = Location.current.context
-    return Operation.create(
-        "torch.prim.ListConstruct",
-        results=[Type.parse("!torch.list<int>", context)],
-        operands=[int_constant(v) for v in values],
-    ).result
+    return PrimListConstructOp(Type.parse("!torch.list<int>", context), [int_constant(v) for v in values]).result

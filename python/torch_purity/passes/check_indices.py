@@ -50,7 +50,25 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from torch_mlir.ir import DenseElementsAttr, InsertionPoint, Operation, Type, UnitAttr, Value
+from torch_mlir.dialects.torch import (
+    AtenAddScalarOp,
+    AtenAllOp,
+    AtenCatOp,
+    AtenClampOp,
+    AtenEqScalarOp,
+    AtenEqTensorOp,
+    AtenGeTensorOp,
+    AtenLogicalAndOp,
+    AtenLtScalarOp,
+    AtenSelectIntOp,
+    AtenSliceTensorOp,
+    AtenViewOp,
+    AtenWhereScalarOtherOp,
+    AtenWhereSelfOp,
+    CopyToValueTensorOp,
+    PrimListConstructOp,
+)
+from torch_mlir.ir import DenseElementsAttr, InsertionPoint, Location, Operation, Type, UnitAttr, Value
 
 from .. import contract
 from ..contract import IndexCheck
@@ -143,14 +161,12 @@ def _check_function(function: Operation) -> None:
         flag_vector = (
             flags[0]
             if len(flags) == 1
-            else _build(
-                "torch.aten.cat",
-                [_list_of(flags, "!torch.list<vtensor>"), int_constant(0)],
-                f"!torch.vtensor<[{total}],i1>",
-            )
+            else AtenCatOp(
+                _type(f"!torch.vtensor<[{total}],i1>"), _list_of(flags, "!torch.list<vtensor>"), int_constant(0)
+            ).result
         )
         overwrites = [op for op in operations if op.name == "torch.overwrite.tensor.contents"]
-        ok = _build("torch.aten.all", [flag_vector], "!torch.vtensor<[],i1>") if overwrites else None
+        ok = AtenAllOp(_type("!torch.vtensor<[],i1>"), flag_vector).result if overwrites else None
         for overwrite in overwrites:
             guarded = _guarded(overwrite.operands[0], _original_value(function, overwrite.operands[1]), ok)
             overwrite.move_before(return_op)
@@ -205,34 +221,26 @@ def _check_bag_offsets(op: Operation) -> list[Value]:
     if not lengths or index_sizes is None:
         return []
     count = int(np.prod(index_sizes))
-    bool_type, scalar_bool = with_element_type_text(offsets_type, "i1"), "!torch.vtensor<[],i1>"
     with InsertionPoint(op), op.location:
-        clamped = _build("torch.aten.clamp", [offsets, int_constant(0), int_constant(count)], offsets_type)
-        checks = [
-            _build("torch.aten.all", [_build("torch.aten.eq.Tensor", [clamped, offsets], bool_type)], scalar_bool)
-        ]
-        first = _build(
-            "torch.aten.select.int", [offsets, int_constant(0), int_constant(0)], _with_shape(offsets_type, "")
-        )
-        checks.append(_build("torch.aten.eq.Scalar", [first, int_constant(0)], scalar_bool))
+        bool_type, scalar_bool = _type(with_element_type_text(offsets_type, "i1")), _type("!torch.vtensor<[],i1>")
+        clamped = AtenClampOp(offsets.type, offsets, int_constant(0), int_constant(count)).result
+        checks = [AtenAllOp(scalar_bool, AtenEqTensorOp(bool_type, clamped, offsets).result).result]
+        first = AtenSelectIntOp(_type(_with_shape(offsets_type, "")), offsets, int_constant(0), int_constant(0)).result
+        checks.append(AtenEqScalarOp(scalar_bool, first, int_constant(0)).result)
         if lengths[0] > 1:
             shorter = _with_shape(offsets_type, str(lengths[0] - 1))
-            later = _build(
-                "torch.aten.slice.Tensor",
-                [offsets, int_constant(0), int_constant(1), int_constant(lengths[0]), int_constant(1)],
-                shorter,
-            )
-            earlier = _build(
-                "torch.aten.slice.Tensor",
-                [offsets, int_constant(0), int_constant(0), int_constant(lengths[0] - 1), int_constant(1)],
-                shorter,
-            )
-            ordered = _build("torch.aten.ge.Tensor", [later, earlier], with_element_type_text(shorter, "i1"))
-            checks.append(_build("torch.aten.all", [ordered], scalar_bool))
+            later = AtenSliceTensorOp(
+                _type(shorter), offsets, int_constant(0), int_constant(1), int_constant(lengths[0]), int_constant(1)
+            ).result
+            earlier = AtenSliceTensorOp(
+                _type(shorter), offsets, int_constant(0), int_constant(0), int_constant(lengths[0] - 1), int_constant(1)
+            ).result
+            ordered = AtenGeTensorOp(_type(with_element_type_text(shorter, "i1")), later, earlier).result
+            checks.append(AtenAllOp(scalar_bool, ordered).result)
         valid = checks[0]
         for check in checks[1:]:
-            valid = _build("torch.aten.logical_and", [valid, check], scalar_bool)
-        op.operands[_OFFSETS] = _build("torch.aten.where.ScalarOther", [valid, offsets, int_constant(0)], offsets_type)
+            valid = AtenLogicalAndOp(scalar_bool, valid, check).result
+        op.operands[_OFFSETS] = AtenWhereScalarOtherOp(offsets.type, valid, offsets, int_constant(0)).result
         return [_flattened(valid)]
 
 
@@ -280,14 +288,15 @@ def _checked_index(op: Operation, index: Value, size: int, wraps: bool) -> tuple
         return None
     if size == 0:
         raise _CannotCheck(op.location, f"'{op.name}' indexes a dimension of size 0 with a non-empty index")
-    clamped = _build("torch.aten.clamp", [index, int_constant(low), int_constant(size - 1)], index_type)
-    same = _build("torch.aten.eq.Tensor", [clamped, index], with_element_type_text(index_type, "i1"))
+    flag_type = _type(with_element_type_text(index_type, "i1"))
+    clamped = AtenClampOp(index.type, index, int_constant(low), int_constant(size - 1)).result
+    same = AtenEqTensorOp(flag_type, clamped, index).result
     valid = _flattened(same)
     if not wraps:
         return clamped, valid
-    negative = _build("torch.aten.lt.Scalar", [clamped, int_constant(0)], with_element_type_text(index_type, "i1"))
-    shifted = _build("torch.aten.add.Scalar", [clamped, int_constant(size), int_constant(1)], index_type)
-    return _build("torch.aten.where.self", [negative, shifted, clamped], index_type), valid
+    negative = AtenLtScalarOp(flag_type, clamped, int_constant(0)).result
+    shifted = AtenAddScalarOp(index.type, clamped, int_constant(size), int_constant(1)).result
+    return AtenWhereSelfOp(index.type, negative, shifted, clamped).result, valid
 
 
 def _flattened(flags: Value) -> Value:
@@ -296,7 +305,7 @@ def _flattened(flags: Value) -> Value:
     if sizes is not None and len(sizes) == 1:
         return flags
     count = int(np.prod(sizes)) if sizes else 1
-    return _build("torch.aten.view", [flags, int_list_constant([count])], _with_shape(str(flags.type), str(count)))
+    return AtenViewOp(_type(_with_shape(str(flags.type), str(count))), flags, int_list_constant([count])).result
 
 
 def _constant_within(index: Value, low: int, size: int) -> bool:
@@ -320,14 +329,14 @@ def _guarded(final: Value, original: Value, ok: Value) -> Value:
     while bottom != original and getattr(bottom.owner, "name", None) in _SCATTERS:
         chain.append(bottom.owner)
         bottom = bottom.owner.operands[0]
-    current = (
-        bottom if bottom == original else _build("torch.aten.where.self", [ok, bottom, original], str(bottom.type))
-    )
+    current = bottom if bottom == original else AtenWhereSelfOp(bottom.type, ok, bottom, original).result
     for scatter in reversed(chain):
         source, position = scatter.operands[1], list(scatter.operands[2:])
+        # The region read and the rebuilt scatter follow the scatter found (select or slice): the op name is
+        # data, so generic creation.
         region = Operation.create(_REGION_READS[scatter.name], results=[source.type], operands=[current, *position])
         region.attributes[contract.GUARD_READ] = UnitAttr.get()
-        kept = _build("torch.aten.where.self", [ok, source, region.result], str(source.type))
+        kept = AtenWhereSelfOp(source.type, ok, source, region.result).result
         current = Operation.create(
             scatter.name, results=[scatter.results[0].type], operands=[current, kept, *position], loc=scatter.location
         ).result
@@ -341,16 +350,13 @@ def _original_value(function: Operation, argument: Value) -> Value:
             return use.owner.results[0]
     block = function.regions[0].blocks[0]
     with InsertionPoint.at_block_begin(block), function.location:
-        return _build("torch.copy.to_vtensor", [argument], str(value_type(argument.type)))
+        return CopyToValueTensorOp(argument, results=[value_type(argument.type)]).result
 
 
-def _build(name: str, operands: list[Value], result_type: str) -> Value:
-    context = operands[0].context
-    return Operation.create(name, results=[Type.parse(result_type, context)], operands=operands).result
+def _type(text: str) -> Type:
+    """A Torch type from its text, in the context of the location ops are built at."""
+    return Type.parse(text, Location.current.context)
 
 
 def _list_of(values: list[Value], list_type: str) -> Value:
-    context = values[0].context
-    return Operation.create(
-        "torch.prim.ListConstruct", results=[Type.parse(list_type, context)], operands=values
-    ).result
+    return PrimListConstructOp(_type(list_type), values).result

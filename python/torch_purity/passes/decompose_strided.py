@@ -29,6 +29,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import torch
+from torch_mlir.dialects.torch import AtenIndexSelectOp, AtenViewOp, AtenWhereSelfOp, ValueTensorLiteralOp
 from torch_mlir.ir import DenseElementsAttr, InsertionPoint, IntegerType, Location, Operation, Type, Value
 
 from ..ir_helpers.queries import walk
@@ -97,28 +98,21 @@ def _decompose(op: Operation) -> Value:
     def flat(length: int, torch_element: str = element) -> Type:
         return Type.parse(f"!torch.vtensor<[{length}],{torch_element}>", context)
 
-    def create(name: str, operands: list[Value], result_type: Type) -> Value:
-        return Operation.create(name, results=[result_type], operands=operands).result
-
     def literal(values: np.ndarray, torch_element: str, bits: int) -> Value:
         attr = DenseElementsAttr.get(values, type=IntegerType.get_signless(bits, context))
-        return Operation.create(
-            "torch.vtensor.literal", results=[flat(len(values), torch_element)], attributes={"value": attr}
-        ).result
+        return ValueTensorLiteralOp(attr, results=[flat(len(values), torch_element)]).result
 
-    flat_base = create("torch.aten.view", [base, int_list_constant([total])], flat(total))
+    flat_base = AtenViewOp(flat(total), base, int_list_constant([total])).result
     if op.name == "torch.aten.as_strided":
-        picked = create(
-            "torch.aten.index_select", [flat_base, int_constant(0), literal(positions, "si64", 64)], flat(covered)
-        )
-        return create("torch.aten.view", [picked, int_list_constant(result_sizes)], op.results[0].type)
+        picked = AtenIndexSelectOp(flat(covered), flat_base, int_constant(0), literal(positions, "si64", 64)).result
+        return AtenViewOp(op.results[0].type, picked, int_list_constant(result_sizes)).result
     if covered == 0:
         return base
     gather = np.zeros(total, dtype=np.int64)
     gather[positions] = np.arange(covered, dtype=np.int64)
     written = np.zeros(total, dtype=np.bool_)
     written[positions] = True
-    flat_src = create("torch.aten.view", [op.operands[1], int_list_constant([covered])], flat(covered))
-    picked = create("torch.aten.index_select", [flat_src, int_constant(0), literal(gather, "si64", 64)], flat(total))
-    merged = create("torch.aten.where.self", [literal(written, "i1", 1), picked, flat_base], flat(total))
-    return create("torch.aten.view", [merged, int_list_constant(base_sizes)], base.type)
+    flat_src = AtenViewOp(flat(covered), op.operands[1], int_list_constant([covered])).result
+    picked = AtenIndexSelectOp(flat(total), flat_src, int_constant(0), literal(gather, "si64", 64)).result
+    merged = AtenWhereSelfOp(flat(total), literal(written, "i1", 1), picked, flat_base).result
+    return AtenViewOp(base.type, merged, int_list_constant(base_sizes)).result

@@ -37,6 +37,21 @@ import gc
 from dataclasses import dataclass, field
 
 import torch
+from torch_mlir.dialects.torch import (
+    AtenAddIntOp,
+    AtenAsStridedScatterOp,
+    AtenBroadcastToOp,
+    AtenDiagonalScatterOp,
+    AtenFullOp,
+    AtenIntTensorOp,
+    AtenSelectScatterOp,
+    AtenSliceScatterOp,
+    AtenToDtypeOp,
+    AtenViewOp,
+    CopyToValueTensorOp,
+    OverwriteTensorContentsOp,
+    ValueTensorLiteralOp,
+)
 from torch_mlir.ir import (
     FunctionType,
     InsertionPoint,
@@ -225,9 +240,7 @@ class _FunctionRewriter:
             if not self.types.is_non_value(argument):
                 continue
             with InsertionPoint(first), Location.unknown(argument.context):
-                snapshot = Operation.create(
-                    "torch.copy.to_vtensor", results=[self.types.value_type(argument.type)], operands=[argument]
-                )
+                snapshot = CopyToValueTensorOp(argument, results=[self.types.value_type(argument.type)]).operation
             self.argument_reads[index] = snapshot
             self.objects[argument] = TensorObject(self.new_root(snapshot.result, index))
 
@@ -275,11 +288,7 @@ class _FunctionRewriter:
             self.objects[op.results[0]] = TensorObject(self.new_root(op.operands[0]))
             self.erase.append(op)
         elif name == "torch.tensor.literal":
-            literal = Operation.create(
-                "torch.vtensor.literal",
-                results=[self.types.value_type(op.results[0].type)],
-                attributes={"value": op.attributes["value"]},
-            )
+            literal = ValueTensorLiteralOp(op.attributes["value"], results=[self.types.value_type(op.results[0].type)])
             self.objects[op.results[0]] = TensorObject(self.new_root(literal.result))
             self.erase.append(op)
         elif name == "func.return":
@@ -466,11 +475,7 @@ class _FunctionRewriter:
         for index in self.argument_reads:
             if argument_roots[index].written:
                 with InsertionPoint(return_op), return_op.location:
-                    Operation.create(
-                        "torch.overwrite.tensor.contents",
-                        results=[],
-                        operands=[argument_roots[index].current, self.block.arguments[index]],
-                    )
+                    OverwriteTensorContentsOp(argument_roots[index].current, self.block.arguments[index])
         for index, snapshot in self.argument_reads.items():
             if not argument_roots[index].written:
                 argument = self.block.arguments[index]
@@ -558,9 +563,7 @@ def _copied_value(source: Value, written_type: Type, location: Location) -> Valu
     if element_type_text(source.type) != element:
         value = _convert_element_type(value, with_element_type(source.type, element), location)
     if source_sizes != sizes:
-        value = Operation.create(
-            "torch.aten.broadcast_to", results=[written_type], operands=[value, int_list_constant(sizes)], loc=location
-        ).result
+        value = AtenBroadcastToOp(written_type, value, int_list_constant(sizes), loc=location).result
     return value
 
 
@@ -572,23 +575,13 @@ def _filled_value(scalar: Value, written_type: Type, location: Location) -> Valu
     element = element_type_text(written_type)
     none, false = none_constant(), bool_constant(False)
     dtype = int_constant(TORCH_SCALAR_TYPE_CODES[element])
-    return Operation.create(
-        "torch.aten.full",
-        results=[written_type],
-        operands=[int_list_constant(sizes), scalar, dtype, none, none, false],
-        loc=location,
-    ).result
+    return AtenFullOp(written_type, int_list_constant(sizes), scalar, dtype, none, none, false, loc=location).result
 
 
 def _convert_element_type(value: Value, to_type: Type, location: Location) -> Value:
     scalar_type = TORCH_SCALAR_TYPE_CODES[element_type_text(to_type)]
     false, none = bool_constant(False), none_constant()
-    return Operation.create(
-        "torch.aten.to.dtype",
-        results=[to_type],
-        operands=[value, int_constant(scalar_type), false, false, none],
-        loc=location,
-    ).result
+    return AtenToDtypeOp(to_type, value, int_constant(scalar_type), false, false, none, loc=location).result
 
 
 # ----------------------------------------------------------------------------
@@ -605,33 +598,34 @@ def _scatter(step: ViewStep, base: Value, new: Value, at: Operation, types: Type
     base_type = types.value_type(base.type) if types.is_non_value(base) else base.type
     loc = step.location
 
-    def create(op_name: str, operands: list[Value], result_type: Type = base_type) -> Value:
-        return Operation.create(op_name, results=[result_type], operands=operands, loc=loc).result
+    # The inverses below that are the view's own op: the op name is data, so generic creation.
+    def create(op_name: str, operands: list[Value]) -> Value:
+        return Operation.create(op_name, results=[base_type], operands=operands, loc=loc).result
 
     # Chains hold only single views (a multi-output view's elements are
     # slices or selects), so a multi-output entry here would be a bug upstream.
     inverse = Inverse.NONE if view is None or view.multi_output else view.inverse
     match inverse:
         case Inverse.SELECT_SCATTER:
-            return create("torch.aten.select_scatter", [base, new, *step.operands])
+            return AtenSelectScatterOp(base_type, base, new, *step.operands, loc=loc).result
         case Inverse.SLICE_SCATTER:
-            return create("torch.aten.slice_scatter", [base, new, *step.operands])
+            return AtenSliceScatterOp(base_type, base, new, *step.operands, loc=loc).result
         case Inverse.NARROW:
             dim, start, end = _narrow_bounds(step, base)
-            return create("torch.aten.slice_scatter", [base, new, dim, start, end, int_constant(1)])
+            return AtenSliceScatterOp(base_type, base, new, dim, start, end, int_constant(1), loc=loc).result
         case Inverse.DIAGONAL_SCATTER:
-            return create("torch.aten.diagonal_scatter", [base, new, *step.operands])
+            return AtenDiagonalScatterOp(base_type, base, new, *step.operands, loc=loc).result
         case Inverse.AS_STRIDED_SCATTER:
-            return create("torch.aten.as_strided_scatter", [base, new, *step.operands])
+            return AtenAsStridedScatterOp(base_type, base, new, *step.operands, loc=loc).result
         case Inverse.UNFOLD:
-            return create("torch.aten.as_strided_scatter", [base, new, *_unfold_geometry(step, base_type, at)])
+            return AtenAsStridedScatterOp(base_type, base, new, *_unfold_geometry(step, base_type, at), loc=loc).result
         case Inverse.RESHAPE_BACK:
             sizes = static_sizes(base_type)
             if sizes is None:
                 raise FunctionalizeError(
                     at.location, f"a write through '{name}' of a tensor with dynamic shape is not supported"
                 )
-            return create("torch.aten.view", [new, int_list_constant(sizes)])
+            return AtenViewOp(base_type, new, int_list_constant(sizes), loc=loc).result
         case Inverse.SELF_INVERSE:
             return create(name, [new, *step.operands])
         case Inverse.PERMUTE_INVERSE:
@@ -653,8 +647,8 @@ def _narrow_bounds(step: ViewStep, base: Value) -> tuple[Value, Value, Value]:
     dim, start, length = step.operands
     loc = step.location
     if str(start.type).startswith("!torch.vtensor"):
-        start = Operation.create("torch.aten.Int.Tensor", results=[int_type(base)], operands=[start], loc=loc).result
-    end = Operation.create("torch.aten.add.int", results=[int_type(base)], operands=[start, length], loc=loc).result
+        start = AtenIntTensorOp(start, results=[int_type(base)], loc=loc).result
+    end = AtenAddIntOp(start, length, results=[int_type(base)], loc=loc).result
     return dim, start, end
 
 

@@ -29,6 +29,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from torch_mlir.dialects.torch import AtenAsStridedOp, AtenPermuteOp, AtenSliceTensorOp, AtenViewOp
 from torch_mlir.ir import (
     DenseI64ArrayAttr,
     FunctionType,
@@ -191,36 +192,24 @@ def _regenerate(base, layout: Layout, member_type: Type, base_type: Type) -> Ope
     if Layout(sizes, strides, 0).is_contiguous_from_start():
         element = element_type_text(base_type)
         context = base_type.context
-        piece = Operation.create(
-            "torch.aten.slice.Tensor",
-            results=[Type.parse(f"!torch.tensor<[{count}],{element}>", context)],
-            operands=[
-                base,
-                int_constant(0),
-                int_constant(layout.offset),
-                int_constant(layout.offset + count),
-                int_constant(1),
-            ],
+        piece = AtenSliceTensorOp(
+            Type.parse(f"!torch.tensor<[{count}],{element}>", context),
+            base,
+            int_constant(0),
+            int_constant(layout.offset),
+            int_constant(layout.offset + count),
+            int_constant(1),
         ).result
         if list(order) == list(range(len(order))):
-            return Operation.create(
-                "torch.aten.view", results=[member_type], operands=[piece, int_list_constant(list(layout.sizes))]
-            )
+            return AtenViewOp(member_type, piece, int_list_constant(list(layout.sizes))).operation
         block_type = Type.parse(f"!torch.tensor<[{','.join(str(d) for d in sizes)}],{element}>", context)
-        block = Operation.create(
-            "torch.aten.view", results=[block_type], operands=[piece, int_list_constant(list(sizes))]
-        ).result
+        block = AtenViewOp(block_type, piece, int_list_constant(list(sizes))).result
         inverse = inverse_permutation(order)
-        return Operation.create(
-            "torch.aten.permute", results=[member_type], operands=[block, int_list_constant(inverse)]
-        )
-    return Operation.create(
-        "torch.aten.as_strided",
-        results=[member_type],
-        operands=[
-            base,
-            int_list_constant(list(layout.sizes)),
-            int_list_constant(list(layout.strides)),
-            int_constant(layout.offset),
-        ],
-    )
+        return AtenPermuteOp(member_type, block, int_list_constant(inverse)).operation
+    return AtenAsStridedOp(
+        member_type,
+        base,
+        int_list_constant(list(layout.sizes)),
+        int_list_constant(list(layout.strides)),
+        int_constant(layout.offset),
+    ).operation
