@@ -419,3 +419,19 @@ func.func @recorded(%x: !torch.tensor<[2,3],f32>) -> !torch.none {
   %0 = torch.aten.mul_.Scalar %row, %int2 : !torch.tensor<[2],f32>, !torch.int -> !torch.tensor<[2],f32>
   return %none : !torch.none
 }
+
+// -----
+
+// An output viewing an input at a position known only at run time: its
+// layout is unknown, so it is returned as a value of its own (no
+// purity.aliases_input, which would promise the runtime a layout).
+// CHECK-LABEL: func.func @view_of_unknown_layout(
+// CHECK-SAME: -> !torch.vtensor<[2],f32>
+// CHECK-NOT: purity.aliases_input
+// CHECK: torch.aten.narrow
+func.func @view_of_unknown_layout(%x: !torch.tensor<[4],f32>, %start: !torch.int) -> !torch.tensor<[2],f32> {
+  %int0 = torch.constant.int 0
+  %int2 = torch.constant.int 2
+  %0 = torch.aten.narrow %x, %int0, %start, %int2 : !torch.tensor<[4],f32>, !torch.int, !torch.int, !torch.int -> !torch.tensor<[2],f32>
+  return %0 : !torch.tensor<[2],f32>
+}

@@ -19,12 +19,15 @@ semantics, in one walk over each function body:
   `torch.overwrite.tensor.contents` with its final value; an argument that is
   never written becomes `!torch.vtensor`.
 
-Recorded as attributes for the runtime: on an argument whose metadata was
-mutated, its new `purity.new_sizes` / `purity.new_strides` /
-`purity.new_storage_offset`; on each result that is a view of an argument,
-`purity.aliases_input` (argument index) with the view's sizes, strides,
-storage offset and `purity.view_chain`; on results that are views of one
-intermediate, a shared `purity.alias_group`.
+Recorded as attributes for the runtime (names in `contract`): on an argument
+whose metadata was mutated, its new `purity.new_sizes` / `purity.new_strides`
+/ `purity.new_storage_offset`; on each result that is a view of an argument
+of known layout, `purity.aliases_input` (argument index) with the view's
+sizes, strides and storage offset; on results that are views of one
+intermediate, a shared `purity.alias_group` with the same layout attributes,
+and that intermediate returned too with `purity.alias_base`; with
+`record-mutations=true`, `purity.mutations` on the function (a
+`contract.MutationRecord` per write and metadata mutation).
 
 Errors (at the op's location): a write through `expand`/`unfold`; an unknown
 op or a region-holding op using a non-value tensor; an in-place op without a
@@ -422,7 +425,8 @@ class _FunctionRewriter:
         # computing it without reading the tensor keeps a row write a pure
         # insert into it, and avoids IREE 3.13 miscompiling torch-mlir's fill
         # lowering (a generic that reads its input and yields a constant:
-        # `x.fill_(3); x.copy_(x.sum())` left x at 3).
+        # `x.fill_(3); x.copy_(x.sum())` left x at 3). IREE-WORKAROUND(fill-then-read):
+        # the reading of the tensor could come back once that program passes.
         if name in ("torch.aten.copy_", "torch.aten.fill_.Tensor"):
             overwritten = _copied_value(self.mapped(op.operands[1], op), written_type, op.location)
         elif name in ("torch.aten.fill_.Scalar", "torch.aten.zero_"):
@@ -535,18 +539,20 @@ class _FunctionRewriter:
             root = self.roots[root_id]
             all_located = True  # every output's geometry in the root is known
             for output in outputs:
-                tensor = self.returned[output]
                 if root.argument_index is not None:
                     attrs: dict[str, object] = {contract.ALIASES_INPUT: i64_attr(root.argument_index)}
                 elif len(outputs) > 1:
                     attrs = {contract.ALIAS_GROUP: i64_attr(root_id)}
                 else:
                     continue
-                geometry = _geometry(self.function, root, tensor.chain)
-                if geometry is not None:
-                    attrs.update(layout_attrs(geometry, VIEW_LAYOUT))
+                geometry = _geometry(self.function, root, self.returned[output].chain)
+                if geometry is None:
+                    # A view of unknown layout (a non-constant narrow start):
+                    # returned as a value of its own, as a copy.
+                    all_located = False
+                    continue
+                attrs.update(layout_attrs(geometry, VIEW_LAYOUT))
                 set_result_attrs(self.function, output, attrs)
-                all_located = all_located and geometry is not None
             if root.argument_index is None and len(outputs) > 1 and all_located:
                 bases.append((root.current, root_id))
         return bases

@@ -185,7 +185,8 @@ def _regenerate(base, layout: Layout, member_type: Type, base_type: Type) -> Ope
     count = int(np.prod(layout.sizes, dtype=np.int64))
     # A member that is a permutation of a contiguous block (a transpose) is a
     # slice, reshaped, then permuted: no as_strided, whose gathers IREE 3.13
-    # miscompiled in fuzzed programs.
+    # miscompiled in fuzzed programs (IREE-WORKAROUND(gather-after-scatter);
+    # also cheaper, so this would stay).
     order = sorted(range(len(layout.sizes)), key=lambda d: (-layout.strides[d], d))
     sizes = tuple(layout.sizes[d] for d in order)
     strides = tuple(layout.strides[d] for d in order)
