@@ -63,7 +63,7 @@ def input_layout(function: ir.Operation, index: int) -> Layout | None:
 
 
 def mutations_attr(records: list[MutationRecord]) -> ir.ArrayAttr:
-    return ir.ArrayAttr.get([_string_dict(record.to_json()) for record in records])
+    return ir.ArrayAttr.get([_record_attr(record.to_json()) for record in records])
 
 
 def read_mutations(function: ir.Operation) -> list[MutationRecord]:
@@ -73,9 +73,7 @@ def read_mutations(function: ir.Operation) -> list[MutationRecord]:
 
 
 def index_checks_attr(checks: list[IndexCheck]) -> ir.ArrayAttr:
-    return ir.ArrayAttr.get(
-        [_string_dict({"op": c.op, "location": c.location, "count": i64_attr(c.count)}) for c in checks]
-    )
+    return ir.ArrayAttr.get([_record_attr(check.to_json()) for check in checks])
 
 
 def element_types_attr(types: list[ir.Type]) -> ir.ArrayAttr:
@@ -99,8 +97,9 @@ def written_input(function: ir.Operation, result: int) -> int | None:
     return None if attr is None else ir.IntegerAttr(attr).value
 
 
-def _string_dict(entries: dict[str, object]) -> ir.DictAttr:
-    return ir.DictAttr.get({k: ir.StringAttr.get(v) if isinstance(v, str) else v for k, v in entries.items()})
+def _record_attr(fields: dict[str, str | int]) -> ir.DictAttr:
+    """A record's JSON fields as a dictionary attribute (strings, i64s); `_python_value` reads it back."""
+    return ir.DictAttr.get({k: ir.StringAttr.get(v) if isinstance(v, str) else i64_attr(v) for k, v in fields.items()})
 
 
 def contract_attrs(function: ir.Operation, key: str) -> list[dict[str, object]]:

@@ -443,11 +443,11 @@ def _host_dtype(dtype: torch.dtype | None) -> np.dtype:
     return torch.empty(0, dtype=dtype or torch.float32).numpy().dtype
 
 
-def _with_dtype(result: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
+def _with_dtype(result: torch.Tensor, dtype: torch.dtype | None) -> torch.Tensor:
     """A host result as the program's dtype. IREE-WORKAROUND(signless-host-results):
     IREE's invoker returns signless integers as signed (a uint8 result comes
     back int8), so the bits are reinterpreted; can go when a ui8 program run
     with host copies returns uint8."""
-    if result.dtype == dtype:
-        return result
+    if dtype is None or result.dtype == dtype:
+        return result  # None: an output handed out as a view of an input, never read
     return result.view(dtype) if result.element_size() == dtype.itemsize else result.to(dtype)

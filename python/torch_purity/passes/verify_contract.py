@@ -28,8 +28,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from functools import cached_property
 
-from torch_mlir.ir import Location, Operation
+from torch_mlir.ir import FunctionType, Location, Operation
 
 from .. import contract
 from ..contract.ir import contract_attrs
@@ -40,6 +41,29 @@ from ..ops import METADATA_MUTATIONS, is_in_place
 from .base import LocatedPassError, ModulePass, PassOptionError
 
 Violation = tuple[Location, str]
+
+
+class _Function:
+    """A function and its contract attributes, read once for all of a stage's checks."""
+
+    def __init__(self, op: Operation) -> None:
+        self.op = op
+
+    @property
+    def location(self) -> Location:
+        return self.op.location
+
+    @cached_property
+    def type(self) -> FunctionType:
+        return function_type(self.op)
+
+    @cached_property
+    def arg_attrs(self) -> list[dict[str, object]]:
+        return contract_attrs(self.op, "arg_attrs")
+
+    @cached_property
+    def result_attrs(self) -> list[dict[str, object]]:
+        return contract_attrs(self.op, "res_attrs")
 
 
 @dataclass(frozen=True)
@@ -57,7 +81,8 @@ class VerifyContract(ModulePass):
             )
 
     def apply(self, module: Operation) -> None:
-        violations = [v for function in function_ops(module) for check in _CHECKS[self.stage] for v in check(function)]
+        functions = [_Function(function) for function in function_ops(module)]
+        violations = [v for function in functions for check in _CHECKS[self.stage] for v in check(function)]
 
         def report(violation: Violation) -> None:
             raise LocatedPassError(violation[0], f"{self.stage} contract: {violation[1]}")
@@ -69,12 +94,12 @@ def _is_non_value_type(text: str) -> bool:
     return text.startswith("!torch.tensor") or text.startswith("!torch.list<tensor")
 
 
-def _body_ops(function: Operation) -> Iterator[Operation]:
-    for op in walk(function):
+def _body_ops(function: _Function) -> Iterator[Operation]:
+    for op in walk(function.op):
         yield op.operation
 
 
-def _no_mutation_in_bodies(function: Operation) -> Iterator[Violation]:
+def _no_mutation_in_bodies(function: _Function) -> Iterator[Violation]:
     for op in _body_ops(function):
         name = aten_name(op)
         if is_in_place(name) or name in METADATA_MUTATIONS or name == "torch.copy.to_tensor":
@@ -83,14 +108,14 @@ def _no_mutation_in_bodies(function: Operation) -> Iterator[Violation]:
             yield op.location, f"'{name}' produces a non-value tensor"
 
 
-def _value_results(function: Operation) -> Iterator[Violation]:
-    for index, result_type in enumerate(function_type(function).results):
+def _value_results(function: _Function) -> Iterator[Violation]:
+    for index, result_type in enumerate(function.type.results):
         if _is_non_value_type(str(result_type)):
             yield function.location, f"result {index} is a non-value tensor"
 
 
-def _written_arguments_overwritten_once(function: Operation) -> Iterator[Violation]:
-    block = function.regions[0].blocks[0]
+def _written_arguments_overwritten_once(function: _Function) -> Iterator[Violation]:
+    block = function.op.regions[0].blocks[0]
     for argument in block.arguments:
         if not _is_non_value_type(str(argument.type)):
             continue
@@ -112,11 +137,9 @@ def _written_arguments_overwritten_once(function: Operation) -> Iterator[Violati
             )
 
 
-def _index_checks(function: Operation) -> Iterator[Violation]:
-    results = function_type(function).results
-    found = [
-        (i, attrs) for i, attrs in enumerate(contract_attrs(function, "res_attrs")) if contract.INDEX_CHECKS in attrs
-    ]
+def _index_checks(function: _Function) -> Iterator[Violation]:
+    results = function.type.results
+    found = [(i, attrs) for i, attrs in enumerate(function.result_attrs) if contract.INDEX_CHECKS in attrs]
     if len(found) > 1:
         yield function.location, f"{len(found)} results carry {contract.INDEX_CHECKS}, not at most one"
     for index, attrs in found:
@@ -126,14 +149,14 @@ def _index_checks(function: Operation) -> Iterator[Violation]:
             yield function.location, f"the index checks' result {index} is {text}, not [{count}] flags of i1"
 
 
-def _view_layouts(function: Operation) -> Iterator[Violation]:
-    for index, attrs in enumerate(contract_attrs(function, "res_attrs")):
+def _view_layouts(function: _Function) -> Iterator[Violation]:
+    for index, attrs in enumerate(function.result_attrs):
         if contract.ALIASES_INPUT in attrs and contract.VIEW_SIZES not in attrs:
             yield function.location, f"result {index} views an input but has no {contract.VIEW_SIZES}"
 
 
-def _no_non_value_tensors(function: Operation) -> Iterator[Violation]:
-    kind = function_type(function)
+def _no_non_value_tensors(function: _Function) -> Iterator[Violation]:
+    kind = function.type
     for position, types in (("argument", kind.inputs), ("result", kind.results)):
         for index, type_ in enumerate(types):
             if _is_non_value_type(str(type_)):
@@ -143,13 +166,13 @@ def _no_non_value_tensors(function: Operation) -> Iterator[Violation]:
             yield op.location, f"'{op.name}' is left after the edge was exposed"
 
 
-def _boundary_attributes(function: Operation) -> Iterator[Violation]:
-    kind = function_type(function)
+def _boundary_attributes(function: _Function) -> Iterator[Violation]:
+    kind = function.type
     result_count = len(kind.results)
-    result_attrs = contract_attrs(function, "res_attrs")
+    result_attrs = function.result_attrs
     types = (
-        function.attributes[contract.RESULT_ELEMENT_TYPES]
-        if contract.RESULT_ELEMENT_TYPES in function.attributes
+        function.op.attributes[contract.RESULT_ELEMENT_TYPES]
+        if contract.RESULT_ELEMENT_TYPES in function.op.attributes
         else None
     )
     if types is None or len(list(types)) != result_count:
@@ -171,7 +194,7 @@ def _boundary_attributes(function: Operation) -> Iterator[Violation]:
             )
         else:
             written[argument] = index
-    for index, attrs in enumerate(contract_attrs(function, "arg_attrs")):
+    for index, attrs in enumerate(function.arg_attrs):
         if contract.IREE_OUTPUT not in attrs:
             continue
         result = attrs[contract.IREE_OUTPUT]
@@ -187,17 +210,17 @@ def _boundary_attributes(function: Operation) -> Iterator[Violation]:
             yield function.location, f"argument {index} and its tied result {result} differ in type"
 
 
-def _builtin_boundary(function: Operation) -> Iterator[Violation]:
-    kind = function_type(function)
+def _builtin_boundary(function: _Function) -> Iterator[Violation]:
+    kind = function.type
     torch_types = [t for t in [*kind.inputs, *kind.results] if str(t).startswith("!torch.")]
     if torch_types:
         yield function.location, f"the boundary still has Torch type {torch_types[0]}"
 
 
-def _every_result_stored(function: Operation) -> Iterator[Violation]:
-    result_attrs = contract_attrs(function, "res_attrs")
+def _every_result_stored(function: _Function) -> Iterator[Violation]:
+    result_attrs = function.result_attrs
     tied_to: dict[int, list[int]] = {}
-    for index, attrs in enumerate(contract_attrs(function, "arg_attrs")):
+    for index, attrs in enumerate(function.arg_attrs):
         if contract.IREE_OUTPUT in attrs:
             tied_to.setdefault(attrs[contract.IREE_OUTPUT], []).append(index)
             if contract.UNWRITTEN in attrs:
@@ -210,7 +233,7 @@ def _every_result_stored(function: Operation) -> Iterator[Violation]:
             yield function.location, f"result {index} is stored in {len(arguments)} arguments, not one"
 
 
-_CHECKS: dict[str, tuple[Callable[[Operation], Iterator[Violation]], ...]] = {
+_CHECKS: dict[str, tuple[Callable[[_Function], Iterator[Violation]], ...]] = {
     "functional-torch": (
         _no_mutation_in_bodies, _value_results, _written_arguments_overwritten_once, _index_checks, _view_layouts,
     ),
