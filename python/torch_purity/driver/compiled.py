@@ -26,11 +26,13 @@ import torch.utils._pytree as pytree
 
 from ..errors import PurityError
 from ..importer import import_graph, new_context, renamed_inputs, trace_to_aten
+from ..importer.fx_import import InputDescription, drop_unused_inputs
 from ..iree.module import IreeCompileError, LoadedModule, compile_linalg, iree_compile_command
-from ..iree.runtime import Executable, flatten_arguments, input_signature, unflatten_arguments
+from ..iree.runtime import Executable, ObjectTemplate, flatten_arguments, input_signature, unflatten_arguments
 from ..iree.saved import save_program
 from ..iree.targets import get_target
 from . import lowering_worker
+from .captured import PythonEffect, PythonState, Root, Source, find_sources, roots_of, tensors_held_by
 from .lowering import LoweredProgram, write_failing_ir
 
 # ----------------------------------------------------------------------------
@@ -46,23 +48,40 @@ class _Specialized:
     tensor_positions: list[int]
     names: list[str]
     output_spec: list = field(default_factory=list)  # [TreeSpec, {leaf index: constant}]
+    # Assignments the last trace made to reachable Python objects; when there
+    # are any, the function returns (result, [value assigned, per effect]).
+    effects: list[PythonEffect] = field(default_factory=list)
 
 
-def _specialize(program, args: Sequence[object], state_names: list[str]) -> _Specialized:
+def _specialize(program, args: Sequence[object], state_names: list[str], state: PythonState) -> _Specialized:
     tensor_positions = [i for i, a in enumerate(args) if isinstance(a, torch.Tensor)]
     constants = {i: a for i, a in enumerate(args) if not isinstance(a, torch.Tensor)}
     names = [state_names[i] if i < len(state_names) else f"input:{i - len(state_names)}" for i in tensor_positions]
     specialized = _Specialized(lambda *t: (), tensor_positions, names)
 
-    def function(*tensors):
+    def function(*all_tensors):
+        tensors, stand_ins = all_tensors[: len(tensor_positions)], all_tensors[len(tensor_positions) :]
         full = list(args)
         for position, tensor in zip(tensor_positions, tensors):
             full[position] = tensor
         for position, constant in constants.items():
             full[position] = constant
-        leaves, spec = pytree.tree_flatten(program(*full))
-        specialized.output_spec[:] = [spec, {i: v for i, v in enumerate(leaves) if not isinstance(v, torch.Tensor)}]
-        return tuple(v for v in leaves if isinstance(v, torch.Tensor))
+        result, effects = state.run(lambda: program(*full), stand_ins)
+        specialized.effects[:] = effects
+        if effects:
+            result = (result, [effect.after for effect in effects])
+        leaves, spec = pytree.tree_flatten(result)
+        outputs: list[torch.Tensor] = []
+        output_constants: dict[int, object] = {}
+        for index, leaf in enumerate(leaves):
+            if isinstance(leaf, torch.Tensor):
+                outputs.append(leaf)
+                continue
+            held = tensors_held_by(leaf, f"output {index} ({type(leaf).__name__})")
+            output_constants[index] = ObjectTemplate(leaf, tuple(held)) if held else leaf
+            outputs.extend(held)
+        specialized.output_spec[:] = [spec, output_constants]
+        return tuple(outputs)
 
     specialized.function = function
     return specialized
@@ -82,22 +101,68 @@ class CompiledEntry(Executable):
     lowered: LoweredProgram
     mutable_ir: str
     seconds: dict[str, float]
+    # Tensors the program read without taking them as arguments (lifted into
+    # its last inputs), where each was found, and the signature of all inputs
+    # (arguments and captured) at tracing: the entry's guard.
+    captured: list[torch.Tensor] = field(default_factory=list)
+    captured_sources: list[Source] = field(default_factory=list)
+    captured_signature: tuple = ()
+    guarded: bool = False  # whether still_valid has anything to check
+
+    def still_valid(self, leaves: list[object]) -> bool:
+        """The guards beyond the arguments' signature: captured tensors and
+        the Python state the trace assigned."""
+        if self.captured and not self.captured_still_valid(leaves):
+            return False
+        return all(effect.still_as_traced() for effect in self.specialized.effects)
+
+    def call(self, leaves: list[object]):
+        if self.captured:
+            leaves = [*leaves, *self.captured]
+        if not self.specialized.effects:
+            return self.run(leaves)
+        result, values = self.run(leaves)
+        for effect, value in zip(self.specialized.effects, values):
+            effect.apply(value)
+        return result
+
+    def captured_still_valid(self, leaves: list[object]) -> bool:
+        """Every captured tensor is still the one its path leads to, with the
+        layout and storage sharing it had when traced (cheap: a few getattr
+        per tensor)."""
+        try:
+            if any(source.resolve() is not tensor for source, tensor in zip(self.captured_sources, self.captured)):
+                return False
+        except (AttributeError, KeyError, IndexError, TypeError, ValueError):
+            return False
+        return input_signature([*leaves, *self.captured]) == self.captured_signature
 
 
 def build_entry(
-    program, args: Sequence[object], state_names: list[str], target: str, dump_dir: str | None, user_code: object
+    program,
+    args: Sequence[object],
+    state_names: list[str],
+    target: str,
+    dump_dir: str | None,
+    user_code: object,
+    program_roots: list[Root] = (),
 ) -> CompiledEntry:
     seconds: dict[str, float] = {}
-    specialized = _specialize(program, args, state_names)
+    arguments = [a for a in args if not isinstance(a, torch.Tensor)]
+    program_roots = [*program_roots, *(Root("self", f"argument {i}", lambda a=a: a) for i, a in enumerate(arguments))]
+    state = PythonState(program_roots)
+    specialized = _specialize(program, args, state_names, state)
     tensors = [args[i] for i in specialized.tensor_positions]
     start = time.perf_counter()
     context = new_context()
-    graph, inputs = trace_to_aten(specialized.function, tensors, context, user_code)
+    graph, inputs = trace_to_aten(specialized.function, [*tensors, *state.tensors], context, user_code)
+    inputs = drop_unused_inputs(graph, inputs, first=len(tensors), count=len(state.tensors))
     seconds["trace"] = time.perf_counter() - start
     start = time.perf_counter()
     module = import_graph(graph, renamed_inputs(inputs, specialized.names), context)
     seconds["import"] = time.perf_counter() - start
     mutable_ir = module.operation.get_asm(enable_debug_info=True)
+    captured = [d.value for d in inputs[len(tensors) :]]
     lowered = lowering_worker.lower(mutable_ir, dump_dir)
     seconds.update(lowered.seconds)
     convention = lowered.convention
@@ -114,14 +179,36 @@ def build_entry(
     return CompiledEntry(
         convention=convention,
         module=LoadedModule(target, vmfb),
-        tensor_positions=specialized.tensor_positions,
+        tensor_positions=[*specialized.tensor_positions, *range(len(args), len(args) + len(captured))],
         output_spec=specialized.output_spec,
         devices_fixed=True,  # input_signature includes each tensor's device
         specialized=specialized,
         lowered=lowered,
         mutable_ir=mutable_ir,
         seconds=seconds,
+        captured=captured,
+        captured_sources=_captured_sources(program_roots, inputs[len(tensors) :]),
+        captured_signature=input_signature([*args, *captured]) if captured else (),
+        guarded=bool(captured or specialized.effects),
     )
+
+
+def _captured_sources(roots: list[Root], described: list[InputDescription]) -> list[Source]:
+    """Where each captured tensor was found; a tensor reached by no path the
+    guard can re-read each call is refused (it could change unseen)."""
+    sources = find_sources(roots, {id(d.value) for d in described})
+    missing = [d for d in described if id(d.value) not in sources]
+    if missing:
+        tensor = missing[0].value
+        raise PurityError(
+            "trace",
+            f"the program reads a {tuple(tensor.shape)} {tensor.dtype} tensor it does not take as an argument, and "
+            "Purity cannot find it in the function's closure, the globals it names, its defaults or the object it "
+            "belongs to (so it could not check on later calls that it is still the same tensor); pass it as an "
+            "argument",
+            source=missing[0].source,
+        )
+    return [sources[id(d.value)] for d in described]
 
 
 class CompiledProgram:
@@ -175,6 +262,8 @@ class CompiledProgram:
         leaves, structure = flatten_arguments(state, args)
         key = (structure, input_signature(leaves))
         entry = self.cache.get(key)
+        if entry is not None and entry.guarded and not entry.still_valid(leaves):
+            entry = None  # a captured tensor was rebound, or Python state changed: compile again
         if entry is None:
             self._check_arguments(args)
             program = self._callable(len(state))
@@ -182,18 +271,26 @@ class CompiledProgram:
             def on_leaves(*flat):
                 return program(*unflatten_arguments(list(flat), structure))
 
-            entry = build_entry(on_leaves, leaves, state_names, self.target, self.dump_dir, self.program)
+            roots = roots_of(self.program)
+            entry = build_entry(on_leaves, leaves, state_names, self.target, self.dump_dir, self.program, roots)
             self.cache[key] = entry
         return entry, leaves
 
     def __call__(self, *args):
-        entry, full = self.entry_for(*args)
-        return entry.run(full)
+        entry, leaves = self.entry_for(*args)
+        return entry.call(leaves)
 
     def save(self, folder: str | Path) -> Path:
         """Writes every compiled entry to `folder`, for `torch_purity.load`
         (which needs torch and IREE's runtime only)."""
         state_names = self._state()[0] if self._module is not None else None
+        if any(entry.guarded for entry in self.cache.values()):
+            raise PurityError(
+                "save",
+                "the program reads tensors it does not take as arguments or assigns to Python objects (captured "
+                "state), which a saved program cannot reach; pass the tensors as arguments (or compile the "
+                "nn.Module that owns them)",
+            )
         return save_program(self.cache, self.target, state_names, folder)
 
 

@@ -29,6 +29,7 @@ work torch queued earlier still reads.
 
 from __future__ import annotations
 
+import copy
 import ctypes
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -131,6 +132,21 @@ def unflatten_arguments(leaves: list[object], structure: object) -> list[object]
 # ----------------------------------------------------------------------------
 
 
+@dataclass(frozen=True)
+class ObjectTemplate:
+    """A returned Python object that pytree does not flatten but that holds
+    tensors (a Hugging Face `DynamicCache`): kept as traced, with its tensors
+    returned as outputs; each call returns a copy holding that call's tensors
+    (no traced, fake tensor escapes)."""
+
+    value: object
+    tensors: tuple[torch.Tensor, ...]  # as traced, in output order
+
+    def rebuild(self, outputs: list[torch.Tensor]) -> object:
+        replacements = {id(traced): output for traced, output in zip(self.tensors, outputs)}
+        return copy.deepcopy(self.value, replacements)
+
+
 @dataclass
 class Executable:
     """A compiled `main` and how to call it like the eager program."""
@@ -230,7 +246,13 @@ class Executable:
             return tuple(outputs)
         leaves, tensor_outputs = [], iter(outputs)
         for index in range(spec.num_leaves):
-            leaves.append(constants[index] if index in constants else next(tensor_outputs))
+            if index not in constants:
+                leaves.append(next(tensor_outputs))
+            elif isinstance(constants[index], ObjectTemplate):
+                template = constants[index]
+                leaves.append(template.rebuild([next(tensor_outputs) for _ in template.tensors]))
+            else:
+                leaves.append(constants[index])
         return pytree.tree_unflatten(leaves, spec)
 
     def _invoke_in_place(self, tensors: list[torch.Tensor]) -> tuple[dict[int, torch.Tensor], list[int]]:
