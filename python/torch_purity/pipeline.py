@@ -63,6 +63,7 @@ STAGES: tuple[Stage, ...] = (
     Stage(
         "iree-abi",
         (
+            "purity-seed-from-argument",
             "purity-isolate-results",
             "purity-copy-overlapping-slice-sources",
             "purity-dispatch-argument-writes",

@@ -50,6 +50,7 @@ IREE_OUTPUT = "iree.abi.output"  # on an argument: the result IREE stores in its
 # -- IREE ABI stage ----------------------------------------------------------------
 UNWRITTEN = "purity.unwritten"  # an argument IREE only reads
 RESULT_STORAGE = "purity.result_storage"  # a storage argument: the result stored in it
+RNG_SEED = "purity.rng_seed"  # the argument random ops draw from: a seed the caller draws per call
 RESULT_ELEMENT_TYPES = (
     "purity.result_element_types"  # on the function: each result's Torch element type (builtin types lose signedness)
 )
@@ -129,6 +130,9 @@ class CallingConvention:
     # Program output -> (result index of an intermediate, view of it): outputs
     # that view one intermediate are handed out as views of that result.
     output_bases: dict[int, tuple[int, Layout]] = field(default_factory=dict)
+    # The argument (after the inputs and synthetic bases) taking the random
+    # ops' seed (purity.rng_seed), or None for a program without random ops.
+    rng_seed_input: int | None = None
 
     def to_json(self) -> dict[str, object]:
         return {
@@ -146,6 +150,7 @@ class CallingConvention:
             if self.index_checks is None
             else [self.index_checks[0], [check.to_json() for check in self.index_checks[1]]],
             "output_bases": [[output, base, view.to_json()] for output, (base, view) in self.output_bases.items()],
+            "rng_seed_input": self.rng_seed_input,
         }
 
     @classmethod
@@ -164,4 +169,5 @@ class CallingConvention:
             result_storage=[(result, tuple(shape)) for result, shape in data["result_storage"]],
             index_checks=None if checks is None else (checks[0], tuple(IndexCheck.from_json(c) for c in checks[1])),
             output_bases={output: (base, Layout.from_json(view)) for output, base, view in data["output_bases"]},
+            rng_seed_input=data.get("rng_seed_input"),
         )

@@ -23,6 +23,7 @@ from . import (
     NEW_STRIDES,
     RESULT_ELEMENT_TYPES,
     RESULT_STORAGE,
+    RNG_SEED,
     SIZES,
     STORAGE_OFFSET,
     STRIDES,
@@ -192,3 +193,5 @@ def _read_arguments(arg_attrs: list[dict[str, object]], types: list[ir.Type], co
             convention.unwritten_inputs.add(index)
         if RESULT_STORAGE in attrs:
             convention.result_storage.append((attrs[RESULT_STORAGE], shape(index)))
+        if RNG_SEED in attrs:
+            convention.rng_seed_input = index

@@ -263,10 +263,12 @@ class PythonState:
 
     def __init__(self, roots: list[Root]) -> None:
         self.objects = reachable_objects(roots)
-        self.slots: list[tuple[object, object, torch.Tensor]] = []
+        # (owner, key, value held there): a tensor, or a tuple holding tensors
+        # (swapped whole, as a tuple cannot be assigned into).
+        self.slots: list[tuple[object, object, object]] = []
         for owner in self.objects:
             for key, value in _slots(owner).items():
-                if isinstance(value, torch.Tensor) and not _is_fake(value):
+                if _holds_real_tensors(value):
                     self.slots.append((owner, key, value))
         for root in roots:
             if root.slot is not None:
@@ -274,17 +276,22 @@ class PythonState:
                     value = root.read()
                 except (ValueError, KeyError):
                     continue
-                if isinstance(value, torch.Tensor) and not _is_fake(value):
+                if _holds_real_tensors(value):
                     self.slots.append((*root.slot, value))
-        unique = {id(tensor): tensor for _, _, tensor in self.slots}
+        unique: dict[int, torch.Tensor] = {}
+        for _, _, value in self.slots:
+            for tensor in _tensors_in(value):
+                unique.setdefault(id(tensor), tensor)
         self.tensors: list[torch.Tensor] = list(unique.values())
 
     def run(self, call: Callable[[], object], stand_ins: Sequence[torch.Tensor]) -> tuple[object, list[PythonEffect]]:
         """Runs `call` with `stand_ins[i]` in every place holding `self.tensors[i]`."""
         stand_in = {id(t): s for t, s in zip(self.tensors, stand_ins)}
         real = {id(s): t for t, s in zip(self.tensors, stand_ins)}
-        for owner, key, tensor in self.slots:
-            _assign(owner, key, stand_in[id(tensor)])
+        for owner, key, value in self.slots:
+            swapped = _substitute(value, stand_in)
+            real[id(swapped)] = value
+            _assign(owner, key, swapped)
         before = [(value, _slots(value)) for value in self.objects]
         effects: list[PythonEffect] = []
         try:
@@ -304,14 +311,34 @@ class PythonState:
                 for effect in effects:
                     if effect.owner is value:
                         effect.apply(effect.before)
-            for owner, key, tensor in self.slots:
-                _assign(owner, key, tensor)
+            for owner, key, value in self.slots:
+                _assign(owner, key, value)
             for effect in effects:  # the guard compares with what the caller's objects hold
                 if isinstance(effect.before, list):
                     effect.before = [real.get(id(v), v) for v in effect.before]
                 else:
                     effect.before = real.get(id(effect.before), effect.before)
         return result, effects
+
+
+def _tensors_in(value: object) -> Iterator[torch.Tensor]:
+    if isinstance(value, torch.Tensor):
+        yield value
+    elif isinstance(value, tuple):
+        for item in value:
+            yield from _tensors_in(item)
+
+
+def _holds_real_tensors(value: object) -> bool:
+    return any(not _is_fake(t) for t in _tensors_in(value))
+
+
+def _substitute(value: object, replacements: dict[int, torch.Tensor]) -> object:
+    """`value` with each tensor replaced (tuples, named tuples included, rebuilt)."""
+    if isinstance(value, torch.Tensor):
+        return replacements.get(id(value), value)
+    items = [_substitute(item, replacements) for item in value]
+    return type(value)._make(items) if hasattr(type(value), "_make") else type(value)(items)
 
 
 def _is_fake(tensor: torch.Tensor) -> bool:

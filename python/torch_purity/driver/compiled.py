@@ -26,7 +26,7 @@ import torch.utils._pytree as pytree
 
 from ..errors import PurityError
 from ..importer import import_graph, new_context, renamed_inputs, trace_to_aten
-from ..importer.fx_import import InputDescription, drop_unused_inputs
+from ..importer.fx_import import drop_unused_inputs
 from ..iree.module import IreeCompileError, LoadedModule, compile_linalg, iree_compile_command
 from ..iree.runtime import Executable, ObjectTemplate, flatten_arguments, input_signature, unflatten_arguments
 from ..iree.saved import save_program
@@ -105,7 +105,7 @@ class CompiledEntry(Executable):
     # its last inputs), where each was found, and the signature of all inputs
     # (arguments and captured) at tracing: the entry's guard.
     captured: list[torch.Tensor] = field(default_factory=list)
-    captured_sources: list[Source] = field(default_factory=list)
+    captured_sources: list[Source | None] = field(default_factory=list)
     captured_signature: tuple = ()
     guarded: bool = False  # whether still_valid has anything to check
 
@@ -131,8 +131,9 @@ class CompiledEntry(Executable):
         layout and storage sharing it had when traced (cheap: a few getattr
         per tensor)."""
         try:
-            if any(source.resolve() is not tensor for source, tensor in zip(self.captured_sources, self.captured)):
-                return False
+            for source, tensor in zip(self.captured_sources, self.captured):
+                if source is not None and source.resolve() is not tensor:
+                    return False
         except (AttributeError, KeyError, IndexError, TypeError, ValueError):
             return False
         return input_signature([*leaves, *self.captured]) == self.captured_signature
@@ -187,28 +188,17 @@ def build_entry(
         mutable_ir=mutable_ir,
         seconds=seconds,
         captured=captured,
-        captured_sources=_captured_sources(program_roots, inputs[len(tensors) :]),
+        captured_sources=_captured_sources(program_roots, captured),
         captured_signature=input_signature([*args, *captured]) if captured else (),
         guarded=bool(captured or specialized.effects),
     )
 
 
-def _captured_sources(roots: list[Root], described: list[InputDescription]) -> list[Source]:
-    """Where each captured tensor was found; a tensor reached by no path the
-    guard can re-read each call is refused (it could change unseen)."""
-    sources = find_sources(roots, {id(d.value) for d in described})
-    missing = [d for d in described if id(d.value) not in sources]
-    if missing:
-        tensor = missing[0].value
-        raise PurityError(
-            "trace",
-            f"the program reads a {tuple(tensor.shape)} {tensor.dtype} tensor it does not take as an argument, and "
-            "Purity cannot find it in the function's closure, the globals it names, its defaults or the object it "
-            "belongs to (so it could not check on later calls that it is still the same tensor); pass it as an "
-            "argument",
-            source=missing[0].source,
-        )
-    return [sources[id(d.value)] for d in described]
+def _captured_sources(roots: list[Root], tensors: list[torch.Tensor]) -> list[Source | None]:
+    """Where each captured tensor was found (None past the search's limit:
+    that tensor is then guarded by identity only)."""
+    sources = find_sources(roots, {id(t) for t in tensors})
+    return [sources.get(id(t)) for t in tensors]
 
 
 class CompiledProgram:

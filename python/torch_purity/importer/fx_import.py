@@ -69,7 +69,6 @@ class InputDescription:
 
     name: str
     value: object
-    source: str | None = None  # for a captured tensor: file:line of its first use
 
 
 def new_context() -> Context:
@@ -131,10 +130,6 @@ def _trace(
         decomposition_table=decompositions,
         tracing_mode="fake",
         record_stack_traces=True,
-        # Tensors the function reads without taking them as arguments (a
-        # closed-over module's parameters, globals, Dynamo's graph
-        # attributes) become get_attr nodes, lifted into inputs afterwards.
-        _allow_non_fake_inputs=True,
     )
     try:
         with _compiling():
@@ -362,16 +357,15 @@ def trace_to_aten(
             break
         decompositions.update(new)
         gm = _trace(fn, [d.value for d in inputs], decompositions, preserve_meta=isinstance(entry, fx.GraphModule))
-    captured = lift_captured_tensors(gm)
-    return gm, [*inputs, *(InputDescription(f"captured:{c.attribute}", c.tensor, c.source) for c in captured)]
+    return gm, inputs
 
 
 def drop_unused_inputs(
     gm: fx.GraphModule, inputs: list[InputDescription], first: int, count: int
 ) -> list[InputDescription]:
     """Removes the placeholders `first .. first + count` nothing reads (state
-    the program could reach but did not use); the others become captured
-    inputs. Returns the remaining inputs."""
+    the program could reach but did not use); the others are named
+    `captured:<n>`. Returns the remaining inputs."""
     placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
     kept = list(inputs[:first])
     for node, described in zip(placeholders[first : first + count], inputs[first : first + count]):
@@ -381,58 +375,6 @@ def drop_unused_inputs(
             gm.graph.erase_node(node)
     gm.recompile()
     return kept + list(inputs[first + count :])
-
-
-@dataclass(frozen=True)
-class CapturedTensor:
-    """A tensor the traced function read without taking it as an argument."""
-
-    attribute: str  # the get_attr target it had in the traced graph
-    tensor: torch.Tensor  # the caller's tensor itself
-    source: str | None  # file:line of its first use
-
-
-def _is_traced_constant(node: fx.Node) -> bool:
-    """`torch.tensor([...])` inside the function: a constant made while
-    tracing, which make_fx copies with `lift_fresh_copy` (kept as a literal)."""
-    return all(user.target == torch.ops.aten.lift_fresh_copy.default for user in node.users)
-
-
-def lift_captured_tensors(gm: fx.GraphModule) -> list[CapturedTensor]:
-    """Turns the get_attr nodes of tensors that existed before tracing into
-    placeholders after the function's own, one per tensor object, so that
-    reads and writes of captured state are reads and writes of inputs (as
-    Dynamo lifts them). Returns the lifted tensors in placeholder order."""
-    placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
-    by_object: dict[int, list[fx.Node]] = {}
-    tensors: dict[int, torch.Tensor] = {}
-    for node in gm.graph.nodes:
-        if node.op != "get_attr" or _is_traced_constant(node):
-            continue
-        value = operator.attrgetter(node.target)(gm)
-        if not isinstance(value, torch.Tensor):
-            continue
-        by_object.setdefault(id(value), []).append(node)
-        tensors[id(value)] = value
-    captured: list[CapturedTensor] = []
-    insert_after = placeholders[-1] if placeholders else None
-    for key, nodes in by_object.items():
-        first = nodes[0]
-        context = gm.graph.inserting_after(insert_after) if insert_after else gm.graph.inserting_before(first)
-        with context:
-            placeholder = gm.graph.placeholder(f"captured_{len(captured)}")
-        placeholder.meta["val"] = first.meta.get("val")
-        insert_after = placeholder
-        users = [user for node in nodes for user in node.users]
-        for node in nodes:
-            node.replace_all_uses_with(placeholder)
-            gm.graph.erase_node(node)
-        source = next((s for s in map(source_of, users) if s), None)
-        captured.append(CapturedTensor(nodes[0].target, tensors[key], source))
-    if captured:
-        gm.graph.lint()
-        gm.recompile()
-    return captured
 
 
 # ----------------------------------------------------------------------------
@@ -834,6 +776,6 @@ def import_fx(
 
 
 def renamed_inputs(inputs: Sequence[InputDescription], names: Sequence[str]) -> list[InputDescription]:
-    """Names the first `len(names)` inputs; lifted captured tensors keep theirs."""
-    renamed = [InputDescription(name, described.value, described.source) for name, described in zip(names, inputs)]
+    """Names the first `len(names)` inputs; captured state keeps its names."""
+    renamed = [InputDescription(name, described.value) for name, described in zip(names, inputs)]
     return renamed + list(inputs[len(names) :])

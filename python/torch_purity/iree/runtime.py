@@ -185,7 +185,7 @@ class Executable:
 
     def run(self, args: Sequence[object]):
         convention = self.convention
-        tensors = synthetic_base_arguments(convention, [args[i] for i in self.tensor_positions])
+        tensors = self._arguments(args)
         needing_grad = _inputs_needing_grad(tensors, convention) if torch.is_grad_enabled() else ()
         on_target = self.on_target
         if on_target is None:
@@ -230,6 +230,15 @@ class Executable:
         if needing_grad:
             outputs = _without_backward(outputs, convention, needing_grad)
         return self._rebuild_outputs(outputs)
+
+    def _arguments(self, args: Sequence[object]) -> list[torch.Tensor]:
+        """The compiled function's inputs: the tensor arguments, the
+        synthetic bases of those sharing storage, and the seed of its random
+        ops where it has any."""
+        tensors = synthetic_base_arguments(self.convention, [args[i] for i in self.tensor_positions])
+        if self.convention.rng_seed_input is not None:
+            tensors.append(_draw_seed(tensors[0].device if tensors else torch.device(self.module.device_type)))
+        return tensors
 
     def _rebuild_outputs(self, outputs: list[torch.Tensor]):
         """The program's return value (its pytree, with non-tensor leaves) from the tensor outputs."""
@@ -369,6 +378,13 @@ class Executable:
             for r, dtype in zip(self.module(arguments), convention.result_dtypes)
         ]
         return [r.to(device) for r in results] if device.type != "cpu" else results, []
+
+
+def _draw_seed(device: torch.device) -> torch.Tensor:
+    """The seed of one call's random ops, drawn from torch's default
+    generator for `device`: `torch.manual_seed` reproduces it, and drawing
+    advances the generator as eager's random ops do."""
+    return torch.randint(-(2**63), 2**63 - 1, (), dtype=torch.int64, device=device)
 
 
 def _raise_on_failed_check(flags: torch.Tensor, checks: tuple[IndexCheck, ...]) -> None:
