@@ -26,12 +26,11 @@ class PurityError(Exception):
         super().__init__(self._render())
 
     def _render(self) -> str:
-        where = ""
+        head = f"{self.stage} failed"
         if self.op:
-            where += f" op {self.op}"
+            head += f" on op {self.op}"
         if self.source:
-            where += f" at {self.source}"
-        head = f"{self.stage} failed" + (f" on{where}" if where else "")
+            head += f" at {self.source}"
         return f"{head}: {self.message}"
 
 

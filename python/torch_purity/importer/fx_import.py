@@ -56,7 +56,7 @@ from ..errors import PurityError
 from ..ir_helpers.queries import non_value_type, value_type
 from ..ops import METADATA_MUTATIONS, VIEW_OPS
 from .alias_analysis import analyze_aliases
-from .locations import node_location, op_display_name, register_user_code, source_of
+from .locations import innermost_user_frame, node_location, op_display_name, register_user_code, source_of
 
 # Function argument attributes written by the importer and read by passes.
 
@@ -140,7 +140,20 @@ def _trace(
     except PurityError:
         raise
     except Exception as error:  # make_fx surfaces user and PyTorch errors alike
+        if _NON_FAKE_INPUT in str(error):
+            raise PurityError(
+                "trace",
+                "the program reads a tensor it does not take as an argument and that Purity cannot make an input "
+                "of: only tensors held in attributes, lists, dicts, tuples, closure variables or globals the "
+                "function names are (not default arguments or attributes of Python modules); pass it as an "
+                "argument or hold it in one of those",
+                source=innermost_user_frame(error),
+            ) from None
         raise PurityError("trace", f"{type(error).__name__}: {error}") from error
+
+
+# FakeTensorMode's message for a real tensor reaching an op during a trace.
+_NON_FAKE_INPUT = "Please convert all Tensors to FakeTensors"
 
 
 # Ops the Torch dialect registers as functional although they write an input
@@ -203,6 +216,25 @@ def _fused_multiply_add(a, b, c):
 
 
 _PURITY_DECOMPOSITIONS = {"prims::fma": _fused_multiply_add}
+
+
+def _normal_in_place(x, mean=0.0, std=1.0, *, generator=None):
+    """`normal_` decomposes (PyTorch's table) to `prims.normal`, which the
+    dialect lacks; `normal_functional` it has. The values come from the
+    program's seed (purity-seed-from-argument), as every random op's do."""
+    return x.copy_(torch.ops.aten.normal_functional.default(x, mean, std))
+
+
+def _normal_from_tensors(mean, std, *, generator=None):
+    """`torch.normal(mean, std)` with tensor or float parameters: also
+    decomposed to `prims.normal` by PyTorch; here a scaled `randn`."""
+    like = mean if isinstance(mean, torch.Tensor) else std
+    shape = torch.broadcast_shapes(*(t.shape for t in (mean, std) if isinstance(t, torch.Tensor)))
+    return torch.randn(shape, dtype=like.dtype, device=like.device) * std + mean
+
+
+def _normal_of_size(mean, std, size, *, generator=None, dtype=None, layout=None, device=None, pin_memory=None):
+    return torch.randn(size, dtype=dtype, device=device) * std + mean
 
 
 def _rejecting_negative_indices(decomposition: Callable) -> Callable:
@@ -287,6 +319,8 @@ _NAN_KEEPING = _NAN_PROPAGATING | {_aten.eq.Tensor: _equal_without_self_fold}
 _FORCED_DECOMPOSITIONS = _FORCED_DECOMPOSITIONS | frozenset(_NAN_KEEPING)
 _PURITY_OVERLOAD_DECOMPOSITIONS = (
     _NAN_KEEPING
+    | {_aten.normal_.default: _normal_in_place, _aten.normal.float_float: _normal_of_size}
+    | {getattr(_aten.normal, o): _normal_from_tensors for o in ("Tensor_Tensor", "Tensor_float", "float_Tensor")}
     | {
         op: _rejecting_negative_indices(decomposition_table[op])
         for op in (

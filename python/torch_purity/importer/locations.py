@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import linecache
 import re
+import traceback
 import types
 from collections.abc import Iterator
+from pathlib import Path
 
 import torch
 import torch.fx as fx
@@ -61,6 +63,17 @@ def register_user_code(entry: object) -> None:
             for candidate in candidates:
                 for code in _code_objects(candidate.__code__):
                     anchors.add((code.co_filename, code.co_name))
+
+
+_LIBRARY_FOLDERS = tuple(str(Path(m.__file__).parent) for m in (torch, fx)) + (str(Path(__file__).parents[1]),)
+
+
+def innermost_user_frame(error: BaseException) -> str | None:
+    """'file:line' of the innermost frame of the error's traceback outside
+    torch and Purity: where the user's code (or a library it calls, such as
+    transformers) was when the error was raised."""
+    frames = [f for f in traceback.extract_tb(error.__traceback__) if not f.filename.startswith(_LIBRARY_FOLDERS)]
+    return f"{frames[-1].filename}:{frames[-1].lineno}" if frames else None
 
 
 def user_frames(node: fx.Node) -> list[tuple[str, int]]:

@@ -1,0 +1,225 @@
+"""Captured state: tensors a compiled function reaches without taking them as
+arguments (closed-over modules, globals, tuples, dicts, objects), Python
+attributes it assigns, and objects it returns, each call against an eager twin."""
+
+from __future__ import annotations
+
+import copy
+from collections import namedtuple
+
+import pytest
+import torch
+from torch._subclasses.fake_tensor import FakeTensor
+
+import torch_purity
+from torch_purity.errors import PurityError
+
+
+def fake_tensors_in(value: object, seen: set[int] | None = None) -> list[str]:
+    """Paths of FakeTensors anywhere inside `value` (attributes, containers)."""
+    seen = set() if seen is None else seen
+    if id(value) in seen or isinstance(value, (str, bytes, int, float, type(None), torch.dtype, torch.device)):
+        return []
+    seen.add(id(value))
+    if isinstance(value, FakeTensor):
+        return ["<here>"]
+    if isinstance(value, torch.Tensor):
+        return []
+    found: list[str] = []
+    if isinstance(value, dict):
+        items = [(repr(k), v) for k, v in value.items()]
+    elif isinstance(value, (list, tuple)):
+        items = [(str(i), v) for i, v in enumerate(value)]
+    else:
+        items = list(getattr(value, "__dict__", {}).items())
+    for name, child in items:
+        found += [f"{name}.{path}" for path in fake_tensors_in(child, seen)]
+    return found
+
+
+def test_closed_over_module_trains_batchnorm_statistics_like_eager():
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(6, 5), torch.nn.BatchNorm1d(5), torch.nn.ReLU())
+    twin = copy.deepcopy(model)
+    compiled = torch_purity.compile(lambda x: model(x) * 2)
+    with torch.no_grad():
+        for _ in range(3):
+            x = torch.randn(8, 6)
+            torch.testing.assert_close(compiled(x), twin(x) * 2)
+            torch.testing.assert_close(model[1].running_mean, twin[1].running_mean)
+            torch.testing.assert_close(model[1].running_var, twin[1].running_var)
+            assert model[1].num_batches_tracked.item() == twin[1].num_batches_tracked.item()
+    assert len(compiled.cache) == 1
+
+
+COUNTER = torch.tensor(0)
+TABLE = torch.zeros(4, 3)
+
+
+def write_globals(x: torch.Tensor, row: int) -> torch.Tensor:
+    COUNTER.add_(1)
+    TABLE[row].copy_(x)
+    return TABLE.sum(0) * COUNTER
+
+
+def test_globals_written_in_place_and_never_by_tracing():
+    global COUNTER, TABLE
+    COUNTER, TABLE = torch.tensor(0), torch.zeros(4, 3)
+    rows = [torch.randn(3) for _ in range(3)]
+    compiled = torch_purity.compile(write_globals, rows[0], 1)
+    # Tracing ran the function on stand-ins: the real tensors are untouched
+    # (a fake-tensor trace runs ops whose inputs are all real for real).
+    assert COUNTER.item() == 0 and not TABLE.any()
+    counter, table = COUNTER.clone(), TABLE.clone()
+    with torch.no_grad():
+        for step, row in enumerate(rows):
+            out = compiled(row, 1)
+            counter += 1
+            table[1] = row
+            torch.testing.assert_close(out, table.sum(0) * counter)
+            assert COUNTER.item() == step + 1
+            torch.testing.assert_close(TABLE, table)
+
+
+SCALE = torch.tensor([2.0, 3.0])
+
+
+def scaled(x: torch.Tensor) -> torch.Tensor:
+    return x * SCALE
+
+
+def test_rebound_global_compiles_again_with_the_new_tensor():
+    global SCALE
+    SCALE = torch.tensor([2.0, 3.0])
+    compiled = torch_purity.compile(scaled)
+    x = torch.ones(2)
+    torch.testing.assert_close(compiled(x), torch.tensor([2.0, 3.0]))
+    SCALE = torch.tensor([5.0, 7.0])  # a new tensor: the guard sees the rebinding
+    torch.testing.assert_close(compiled(x), torch.tensor([5.0, 7.0]))
+    SCALE.mul_(2)  # the same tensor written by the caller: read at the call
+    torch.testing.assert_close(compiled(x), torch.tensor([10.0, 14.0]))
+    SCALE.data = torch.tensor([1.0, 1.0, 1.0]).data  # a new shape: compiled again, eager broadcasting error kept
+    with pytest.raises(PurityError):
+        compiled(x)
+
+
+def test_tuples_named_tuples_and_dicts_of_tensors():
+    Params = namedtuple("Params", "weight bias")
+    params = Params(torch.randn(3), torch.zeros(3))
+    pair = (torch.ones(3), torch.tensor(0.0))
+    state = {"momentum": torch.zeros(3)}
+
+    def step(x):
+        pair[1].add_(1)
+        params.bias.add_(x)
+        state["momentum"].mul_(0.9).add_(x)
+        return x * params.weight + params.bias + pair[0] * pair[1] + state["momentum"]
+
+    twin = copy.deepcopy((params, pair, state))
+    compiled = torch_purity.compile(step)
+    with torch.no_grad():
+        for _ in range(3):
+            x = torch.randn(3)
+            out = compiled(x)
+            twin[1][1].add_(1)
+            twin[0].bias.add_(x)
+            twin[2]["momentum"].mul_(0.9).add_(x)
+            expected = x * twin[0].weight + twin[0].bias + twin[1][0] * twin[1][1] + twin[2]["momentum"]
+            torch.testing.assert_close(out, expected)
+            torch.testing.assert_close(params.bias, twin[0].bias)
+            torch.testing.assert_close(pair[1], twin[1][1])
+            torch.testing.assert_close(state["momentum"], twin[2]["momentum"])
+
+
+class LazyAccumulator:
+    """Creates its buffer on first use (as Hugging Face's static cache does)."""
+
+    def __init__(self) -> None:
+        self.total = None
+        self.calls = 0
+
+    def __call__(self, x: torch.Tensor) -> torch.Tensor:
+        if self.total is None:
+            self.total = torch.zeros_like(x)
+        self.total.add_(x)
+        return self.total * 2
+
+
+def test_python_state_assigned_by_the_program_is_replayed_like_eager():
+    compiled_owner, eager_owner = LazyAccumulator(), LazyAccumulator()
+    compiled = torch_purity.compile(compiled_owner, torch.ones(3))
+    assert compiled_owner.total is None, "tracing left its stand-in behind"
+    with torch.no_grad():
+        for _ in range(4):
+            x = torch.randn(3)
+            torch.testing.assert_close(compiled(x), eager_owner(x))
+            torch.testing.assert_close(compiled_owner.total, eager_owner.total)
+            assert not isinstance(compiled_owner.total, FakeTensor)
+    assert len(compiled.cache) == 1  # the entry traced after the buffer existed
+
+
+class Box:
+    """A returned object pytree does not know."""
+
+    def __init__(self, tensors: list[torch.Tensor], tag: str) -> None:
+        self.tensors = tensors
+        self.tag = tag
+
+
+def test_returned_objects_hold_each_calls_real_tensors():
+    def program(x):
+        return Box([x + 1, x * 2], "pair"), x.sum()
+
+    compiled = torch_purity.compile(program)
+    first_input, second_input = torch.randn(3), torch.randn(3)
+    first, total = compiled(first_input)
+    second, _ = compiled(second_input)
+    assert first is not second and first.tag == "pair"
+    assert not fake_tensors_in(first) and not fake_tensors_in(second)
+    torch.testing.assert_close(first.tensors[1], first_input * 2)
+    torch.testing.assert_close(second.tensors[0], second_input + 1)
+    torch.testing.assert_close(total, first_input.sum())
+
+
+def test_returned_object_holding_a_module_is_refused_by_name():
+    layer = torch.nn.Linear(2, 2)
+
+    class Holder:
+        def __init__(self, value):
+            self.value, self.layer = value, layer
+
+    with pytest.raises(PurityError, match="holds a Linear"):
+        torch_purity.compile(lambda x: Holder(x + 1), torch.ones(2))
+
+
+def test_tensor_purity_cannot_make_an_input_of_names_the_line():
+    default_weight = torch.ones(3)
+
+    def program(x, weight=default_weight):  # a default argument: no place to put a stand-in
+        return x * weight
+
+    with pytest.raises(PurityError) as error:
+        torch_purity.compile(program, torch.ones(3))
+    message = str(error.value)
+    assert "pass it as an argument" in message and "test_captured_state.py:" in message
+    assert "FakeTensor" not in message
+
+
+def test_torch_compile_lifts_closed_over_state_and_optimizer_steps():
+    torch.manual_seed(0)
+    model = torch.nn.Linear(4, 4)
+    twin = copy.deepcopy(model)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+    twin_optimizer = torch.optim.SGD(twin.parameters(), lr=0.1, momentum=0.9)
+    step = torch.compile(optimizer.step, backend="purity")
+    for _ in range(3):
+        x = torch.randn(2, 4)
+        for network in (model, twin):
+            network.zero_grad()
+            network(x).square().sum().backward()
+        step()
+        twin_optimizer.step()
+        for parameter, expected in zip(model.parameters(), twin.parameters()):
+            torch.testing.assert_close(parameter, expected)
+            momentum = optimizer.state[parameter]["momentum_buffer"]
+            torch.testing.assert_close(momentum, twin_optimizer.state[expected]["momentum_buffer"])
