@@ -9,32 +9,11 @@ from collections import namedtuple
 
 import pytest
 import torch
+from object_walk import fake_tensors_in
 from torch._subclasses.fake_tensor import FakeTensor
 
 import torch_purity
 from torch_purity.errors import PurityError
-
-
-def fake_tensors_in(value: object, seen: set[int] | None = None) -> list[str]:
-    """Paths of FakeTensors anywhere inside `value` (attributes, containers)."""
-    seen = set() if seen is None else seen
-    if id(value) in seen or isinstance(value, (str, bytes, int, float, type(None), torch.dtype, torch.device)):
-        return []
-    seen.add(id(value))
-    if isinstance(value, FakeTensor):
-        return ["<here>"]
-    if isinstance(value, torch.Tensor):
-        return []
-    found: list[str] = []
-    if isinstance(value, dict):
-        items = [(repr(k), v) for k, v in value.items()]
-    elif isinstance(value, (list, tuple)):
-        items = [(str(i), v) for i, v in enumerate(value)]
-    else:
-        items = list(getattr(value, "__dict__", {}).items())
-    for name, child in items:
-        found += [f"{name}.{path}" for path in fake_tensors_in(child, seen)]
-    return found
 
 
 def test_closed_over_module_trains_batchnorm_statistics_like_eager():
