@@ -5,6 +5,7 @@ attributes it assigns, and objects it returns, each call against an eager twin."
 from __future__ import annotations
 
 import copy
+import operator
 from collections import namedtuple
 
 import pytest
@@ -202,3 +203,45 @@ def test_torch_compile_lifts_closed_over_state_and_optimizer_steps():
             torch.testing.assert_close(parameter, expected)
             momentum = optimizer.state[parameter]["momentum_buffer"]
             torch.testing.assert_close(momentum, twin_optimizer.state[expected]["momentum_buffer"])
+
+
+def test_captured_parameters_requiring_grad_never_give_a_silent_gradient():
+    model = torch.nn.Linear(3, 2)
+    compiled = torch_purity.compile(lambda x: model(x).relu())
+    out = compiled(torch.randn(4, 3))
+    assert out.requires_grad, "eager's output requires grad through the captured parameters"
+    with pytest.raises(PurityError, match="not supported yet"):
+        out.sum().backward()
+    assert model.weight.grad is None
+
+
+class CountingScale(torch.nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.weight = torch.nn.Parameter(torch.randn(3))
+        self.register_buffer("count", torch.zeros((), dtype=torch.int64))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        self.count.add_(1)
+        return x * self.weight + self.count
+
+
+def test_graph_attributes_of_a_backend_graph_are_inputs_written_in_place():
+    """What a torch.compile backend may get: a GraphModule whose parameters
+    and buffers are `get_attr` nodes, not placeholders."""
+    from torch_purity.dynamo_backend import purity_backend
+
+    module = CountingScale()
+    twin = copy.deepcopy(module)
+    graph = torch.fx.Graph()
+    x = graph.placeholder("x")
+    weight, count = graph.get_attr("weight"), graph.get_attr("count")
+    graph.call_method("add_", (count, 1))
+    graph.output(graph.call_function(operator.add, (graph.call_function(operator.mul, (x, weight)), count)))
+    graph_module = torch.fx.GraphModule(module, graph)
+    compiled = purity_backend(graph_module, [torch.randn(3)])
+    with torch.no_grad():
+        for _ in range(3):
+            x = torch.randn(3)
+            torch.testing.assert_close(compiled(x), twin(x))
+            assert graph_module.count.item() == twin.count.item()

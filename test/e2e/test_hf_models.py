@@ -131,3 +131,28 @@ def test_generate_with_compile_config_gives_eagers_tokens(name):
             )
             assert torch.equal(tokens, expected)
     assert calls >= 2 * 5, "generate() did not run the decode steps through Purity"
+
+
+def test_keyword_arguments_and_a_dynamic_cache_passed_back_in():
+    """Called as Hugging Face code calls a model: keywords, and the returned
+    cache given back. The cache's tensors grow each step, so each step
+    compiles again (a static cache does not); the values and the cache's
+    growth are eager's."""
+    model, ids = tiny_llama(), prompt()
+    compiled = torch_purity.compile(model)
+    mask = torch.ones_like(ids)
+    with torch.no_grad():
+        ours = compiled(input_ids=ids, attention_mask=mask)
+        theirs = model(input_ids=ids, attention_mask=mask)
+        torch.testing.assert_close(ours.logits, theirs.logits)
+        token = theirs.logits[:, -1:].argmax(-1)
+        for _ in range(2):
+            passed_in = ours.past_key_values
+            ours = compiled(input_ids=token, past_key_values=passed_in)
+            theirs = model(input_ids=token, past_key_values=theirs.past_key_values)
+            assert ours.past_key_values is passed_in, "eager returns the cache it was given, updated"
+            torch.testing.assert_close(ours.logits, theirs.logits)
+            for mine, eager in zip(ours.past_key_values.layers, theirs.past_key_values.layers):
+                torch.testing.assert_close(mine.keys, eager.keys)
+            assert not fake_tensors_in(ours)
+            token = theirs.logits[:, -1:].argmax(-1)

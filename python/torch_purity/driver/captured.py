@@ -1,17 +1,23 @@
-"""Where a compiled function's captured tensors come from, and the guard that they still do.
+"""State a compiled function reaches without taking it as an argument.
 
-A function may read tensors it does not take as arguments: a closed-over
-module's parameters and buffers, a global tensor, an optimizer's state, a
-cache object held by a wrapper. Tracing lifts them into inputs
-(`importer.lift_captured_tensors`); this module finds, for each, an access
-path from the function's roots (its closure cells, the globals its code
-names, its defaults, the object a bound method or callable belongs to) so
-that every call can check the path still leads to the same tensor, as
-Dynamo's guards do. A rebound name (`model.fc.weight = nn.Parameter(...)`,
-a reassigned global) then compiles again instead of reading the old tensor.
+A function may read and write tensors it does not take as arguments: a
+closed-over module's parameters and buffers, a global tensor, an optimizer's
+state, a cache object held by a wrapper. This module finds the places they
+are held, starting from the function's roots (its closure cells, the globals
+its code names, its defaults, the object a bound method or callable belongs
+to, its non-tensor arguments):
 
-It also finds the Python objects a trace touched, so that anything tracing
-left in them (fake tensors, lazily created state) is put back.
+- `PythonState` swaps each such tensor for the trace's stand-in (an input of
+  the traced graph), runs the program, records what it assigned to Python
+  objects (`PythonEffect`, replayed per call) and puts every object back;
+- `find_sources` gives each captured tensor an access path, which every call
+  re-reads to check it still leads to the same tensor, as Dynamo's guards
+  do: a rebound name (`model.fc.weight = nn.Parameter(...)`, a reassigned
+  global) then compiles again instead of reading the old tensor;
+- `tensors_held_by` finds the tensors inside a returned object pytree does
+  not flatten.
+
+docs/architecture.md, section 1a, says how the driver uses them.
 """
 
 from __future__ import annotations
@@ -263,6 +269,7 @@ class PythonState:
 
     def __init__(self, roots: list[Root]) -> None:
         self.objects = reachable_objects(roots)
+        self.object_ids = {id(value) for value in self.objects}
         # (owner, key, value held there): a tensor, or a tuple holding tensors
         # (swapped whole, as a tuple cannot be assigned into).
         self.slots: list[tuple[object, object, object]] = []
@@ -347,11 +354,17 @@ def _is_fake(tensor: torch.Tensor) -> bool:
     return isinstance(tensor, FakeTensor)
 
 
-def tensors_held_by(value: object, description: str) -> list[torch.Tensor]:
+def tensors_held_by(
+    value: object, description: str, existing: set[int]
+) -> tuple[list[torch.Tensor], list[object]]:
     """The tensors inside a returned object pytree does not flatten (its
-    attributes, lists and dicts, recursively), in a fixed order. An object
-    that holds a module or a function cannot be copied per call: refused."""
+    attributes, lists and dicts, recursively), in a fixed order, and the
+    objects inside it that existed before the call (ids in `existing`: the
+    caller's own, returned as themselves, not searched). An object made by
+    the call that holds a module or a function cannot be copied per call:
+    refused."""
     held: list[torch.Tensor] = []
+    shared: list[object] = []
     seen: set[int] = set()
     frontier = [value]
     while frontier:
@@ -362,6 +375,8 @@ def tensors_held_by(value: object, description: str) -> list[torch.Tensor]:
             seen.add(id(item))
             if isinstance(item, torch.Tensor):
                 held.append(item)
+            elif id(item) in existing:
+                shared.append(item)
             elif isinstance(item, (torch.nn.Module, types.FunctionType, types.MethodType)):
                 raise PurityError(
                     "trace",
@@ -372,4 +387,4 @@ def tensors_held_by(value: object, description: str) -> list[torch.Tensor]:
             else:
                 next_frontier.extend(child for _, child in _children(item))
         frontier = next_frontier
-    return held
+    return held, shared

@@ -77,8 +77,11 @@ def _specialize(program, args: Sequence[object], state_names: list[str], state: 
             if isinstance(leaf, torch.Tensor):
                 outputs.append(leaf)
                 continue
-            held = tensors_held_by(leaf, f"output {index} ({type(leaf).__name__})")
-            output_constants[index] = ObjectTemplate(leaf, tuple(held)) if held else leaf
+            if id(leaf) in state.object_ids:  # the caller's own object (a cache passed in): as eager, itself
+                output_constants[index] = leaf
+                continue
+            held, shared = tensors_held_by(leaf, f"output {index} ({type(leaf).__name__})", state.object_ids)
+            output_constants[index] = ObjectTemplate(leaf, tuple(held), tuple(shared)) if held else leaf
             outputs.extend(held)
         specialized.output_spec[:] = [spec, output_constants]
         return tuple(outputs)
@@ -157,13 +160,16 @@ def build_entry(
     start = time.perf_counter()
     context = new_context()
     graph, inputs = trace_to_aten(specialized.function, [*tensors, *state.tensors], context, user_code)
-    inputs = drop_unused_inputs(graph, inputs, first=len(tensors), count=len(state.tensors))
+    sources = _captured_sources(program_roots, state.tensors)
+    names = [f"captured:{source.describe()}" if source else f"captured:{i}" for i, source in enumerate(sources)]
+    inputs = drop_unused_inputs(graph, inputs, first=len(tensors), names=names)
     seconds["trace"] = time.perf_counter() - start
     start = time.perf_counter()
     module = import_graph(graph, renamed_inputs(inputs, specialized.names), context)
     seconds["import"] = time.perf_counter() - start
     mutable_ir = module.operation.get_asm(enable_debug_info=True)
     captured = [d.value for d in inputs[len(tensors) :]]
+    source_of = dict(zip(map(id, state.tensors), sources))
     lowered = lowering_worker.lower(mutable_ir, dump_dir)
     seconds.update(lowered.seconds)
     convention = lowered.convention
@@ -188,7 +194,7 @@ def build_entry(
         mutable_ir=mutable_ir,
         seconds=seconds,
         captured=captured,
-        captured_sources=_captured_sources(program_roots, captured),
+        captured_sources=[source_of[id(t)] for t in captured],
         captured_signature=input_signature([*args, *captured]) if captured else (),
         guarded=bool(captured or specialized.effects),
     )
@@ -225,13 +231,13 @@ class CompiledProgram:
         module = self._module
         names = [n for n, _ in module.named_parameters()] + [n for n, _ in module.named_buffers()]
 
-        def call_with_state(*args):
+        def call_with_state(*args, **kwargs):
             bound = dict(zip(names, args[:state_count]))
-            return torch.func.functional_call(module, bound, tuple(args[state_count:]))
+            return torch.func.functional_call(module, bound, tuple(args[state_count:]), kwargs)
 
         return call_with_state
 
-    def _check_arguments(self, args: tuple) -> None:
+    def _check_arguments(self, args: tuple, kwargs: dict) -> None:
         """A call the program's signature rejects fails here, before any tracing."""
         target = self._module.forward if self._module is not None else self.program
         try:
@@ -239,35 +245,37 @@ class CompiledProgram:
         except (TypeError, ValueError):
             return  # builtins and some callables have no signature: tracing will tell
         try:
-            signature.bind(*args)
+            signature.bind(*args, **kwargs)
         except TypeError as error:
             name = getattr(target, "__qualname__", type(target).__name__)
-            raise PurityError("call", f"{name}{signature} cannot take {len(args)} arguments: {error}") from None
+            given = f"{len(args)} arguments" + (f" and keywords {', '.join(kwargs)}" if kwargs else "")
+            raise PurityError("call", f"{name}{signature} cannot take {given}: {error}") from None
 
-    def entry_for(self, *args) -> tuple[CompiledEntry, list[object]]:
+    def entry_for(self, *args, **kwargs) -> tuple[CompiledEntry, list[object]]:
         """The compiled entry for these arguments, and the flat list it takes
-        (module state, then the leaves of the arguments: lists, tuples and
-        dicts of tensors are flattened)."""
+        (module state, then the leaves of the arguments and of the keyword
+        arguments' dict: lists, tuples and dicts of tensors are flattened)."""
         state_names, state = self._state() if self._module is not None else ((), ())
-        leaves, structure = flatten_arguments(state, args)
-        key = (structure, input_signature(leaves))
+        leaves, structure = flatten_arguments(state, (*args, kwargs) if kwargs else args)
+        key = (structure, input_signature(leaves), bool(kwargs))
         entry = self.cache.get(key)
         if entry is not None and entry.guarded and not entry.still_valid(leaves):
             entry = None  # a captured tensor was rebound, or Python state changed: compile again
         if entry is None:
-            self._check_arguments(args)
+            self._check_arguments(args, kwargs)
             program = self._callable(len(state))
 
             def on_leaves(*flat):
-                return program(*unflatten_arguments(list(flat), structure))
+                values = unflatten_arguments(list(flat), structure)
+                return program(*values[:-1], **values[-1]) if kwargs else program(*values)
 
             roots = roots_of(self.program)
             entry = build_entry(on_leaves, leaves, state_names, self.target, self.dump_dir, self.program, roots)
             self.cache[key] = entry
         return entry, leaves
 
-    def __call__(self, *args):
-        entry, leaves = self.entry_for(*args)
+    def __call__(self, *args, **kwargs):
+        entry, leaves = self.entry_for(*args, **kwargs)
         return entry.call(leaves)
 
     def save(self, folder: str | Path) -> Path:

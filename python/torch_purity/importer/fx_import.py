@@ -395,20 +395,21 @@ def trace_to_aten(
 
 
 def drop_unused_inputs(
-    gm: fx.GraphModule, inputs: list[InputDescription], first: int, count: int
+    gm: fx.GraphModule, inputs: list[InputDescription], first: int, names: Sequence[str]
 ) -> list[InputDescription]:
-    """Removes the placeholders `first .. first + count` nothing reads (state
-    the program could reach but did not use); the others are named
-    `captured:<n>`. Returns the remaining inputs."""
+    """Of the placeholders from `first` on, one per name (state the program
+    could reach), removes those nothing reads and names the others. Returns
+    the remaining inputs."""
     placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
+    end = first + len(names)
     kept = list(inputs[:first])
-    for node, described in zip(placeholders[first : first + count], inputs[first : first + count]):
+    for node, described, name in zip(placeholders[first:end], inputs[first:end], names):
         if node.users:
-            kept.append(InputDescription(f"captured:{len(kept) - first}", described.value))
+            kept.append(InputDescription(name, described.value))
         else:
             gm.graph.erase_node(node)
     gm.recompile()
-    return kept + list(inputs[first + count :])
+    return kept + list(inputs[end:])
 
 
 # ----------------------------------------------------------------------------

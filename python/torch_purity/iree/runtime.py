@@ -141,9 +141,11 @@ class ObjectTemplate:
 
     value: object
     tensors: tuple[torch.Tensor, ...]  # as traced, in output order
+    shared: tuple[object, ...] = ()  # objects the caller had before the call: held, not copied
 
     def rebuild(self, outputs: list[torch.Tensor]) -> object:
-        replacements = {id(traced): output for traced, output in zip(self.tensors, outputs)}
+        replacements: dict[int, object] = {id(kept): kept for kept in self.shared}
+        replacements |= {id(traced): output for traced, output in zip(self.tensors, outputs)}
         return copy.deepcopy(self.value, replacements)
 
 
