@@ -245,3 +245,14 @@ def test_graph_attributes_of_a_backend_graph_are_inputs_written_in_place():
             x = torch.randn(3)
             torch.testing.assert_close(compiled(x), twin(x))
             assert graph_module.count.item() == twin.count.item()
+
+
+def test_programs_with_captured_state_or_keywords_are_not_saved(tmp_path):
+    table = torch.zeros(3)
+    reads_captured = torch_purity.compile(lambda x: x + table, torch.ones(3))
+    with pytest.raises(PurityError, match="captured"):
+        reads_captured.save(tmp_path / "captured")
+    with_keywords = torch_purity.compile(lambda x, scale: x * scale)
+    with_keywords(torch.ones(3), scale=torch.full((3,), 2.0))
+    with pytest.raises(PurityError, match="keyword arguments"):
+        with_keywords.save(tmp_path / "keywords")

@@ -267,7 +267,9 @@ class PythonState:
     `PythonEffect`s and puts every object back as it was, so that no fake
     tensor and no traced-once effect is left in the user's objects."""
 
-    def __init__(self, roots: list[Root]) -> None:
+    def __init__(self, roots: list[Root], explicit: set[int] = frozenset()) -> None:
+        """`explicit`: ids of tensors the program takes as inputs already (a
+        module's parameters and buffers, which `functional_call` swaps itself)."""
         self.objects = reachable_objects(roots)
         self.object_ids = {id(value) for value in self.objects}
         # (owner, key, value held there): a tensor, or a tuple holding tensors
@@ -275,7 +277,7 @@ class PythonState:
         self.slots: list[tuple[object, object, object]] = []
         for owner in self.objects:
             for key, value in _slots(owner).items():
-                if _holds_real_tensors(value):
+                if _holds_real_tensors(value, explicit):
                     self.slots.append((owner, key, value))
         for root in roots:
             if root.slot is not None:
@@ -283,12 +285,13 @@ class PythonState:
                     value = root.read()
                 except (ValueError, KeyError):
                     continue
-                if _holds_real_tensors(value):
+                if _holds_real_tensors(value, explicit):
                     self.slots.append((*root.slot, value))
         unique: dict[int, torch.Tensor] = {}
         for _, _, value in self.slots:
             for tensor in _tensors_in(value):
-                unique.setdefault(id(tensor), tensor)
+                if id(tensor) not in explicit:
+                    unique.setdefault(id(tensor), tensor)
         self.tensors: list[torch.Tensor] = list(unique.values())
 
     def run(self, call: Callable[[], object], stand_ins: Sequence[torch.Tensor]) -> tuple[object, list[PythonEffect]]:
@@ -336,8 +339,8 @@ def _tensors_in(value: object) -> Iterator[torch.Tensor]:
             yield from _tensors_in(item)
 
 
-def _holds_real_tensors(value: object) -> bool:
-    return any(not _is_fake(t) for t in _tensors_in(value))
+def _holds_real_tensors(value: object, explicit: set[int]) -> bool:
+    return any(not _is_fake(t) and id(t) not in explicit for t in _tensors_in(value))
 
 
 def _substitute(value: object, replacements: dict[int, torch.Tensor]) -> object:
@@ -354,9 +357,7 @@ def _is_fake(tensor: torch.Tensor) -> bool:
     return isinstance(tensor, FakeTensor)
 
 
-def tensors_held_by(
-    value: object, description: str, existing: set[int]
-) -> tuple[list[torch.Tensor], list[object]]:
+def tensors_held_by(value: object, description: str, existing: set[int]) -> tuple[list[torch.Tensor], list[object]]:
     """The tensors inside a returned object pytree does not flatten (its
     attributes, lists and dicts, recursively), in a fixed order, and the
     objects inside it that existed before the call (ids in `existing`: the

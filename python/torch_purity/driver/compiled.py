@@ -154,7 +154,8 @@ def build_entry(
     seconds: dict[str, float] = {}
     arguments = [a for a in args if not isinstance(a, torch.Tensor)]
     program_roots = [*program_roots, *(Root("self", f"argument {i}", lambda a=a: a) for i, a in enumerate(arguments))]
-    state = PythonState(program_roots)
+    module_state = {id(a) for a in args[: len(state_names)]}
+    state = PythonState(program_roots, explicit=module_state)
     specialized = _specialize(program, args, state_names, state)
     tensors = [args[i] for i in specialized.tensor_positions]
     start = time.perf_counter()
@@ -207,6 +208,14 @@ def _captured_sources(roots: list[Root], tensors: list[torch.Tensor]) -> list[So
     return [sources.get(id(t)) for t in tensors]
 
 
+@dataclass(frozen=True)
+class _KeywordCall:
+    """The argument structure of a call with keyword arguments (their dict
+    flattened last), told apart from a positional dict in the cache key."""
+
+    structure: object
+
+
 class CompiledProgram:
     """What `torch_purity.compile` returns: call it like the eager program."""
 
@@ -257,7 +266,7 @@ class CompiledProgram:
         arguments' dict: lists, tuples and dicts of tensors are flattened)."""
         state_names, state = self._state() if self._module is not None else ((), ())
         leaves, structure = flatten_arguments(state, (*args, kwargs) if kwargs else args)
-        key = (structure, input_signature(leaves), bool(kwargs))
+        key = (_KeywordCall(structure) if kwargs else structure, input_signature(leaves))
         entry = self.cache.get(key)
         if entry is not None and entry.guarded and not entry.still_valid(leaves):
             entry = None  # a captured tensor was rebound, or Python state changed: compile again
@@ -282,6 +291,10 @@ class CompiledProgram:
         """Writes every compiled entry to `folder`, for `torch_purity.load`
         (which needs torch and IREE's runtime only)."""
         state_names = self._state()[0] if self._module is not None else None
+        if any(isinstance(structure, _KeywordCall) for structure, _ in self.cache):
+            raise PurityError(
+                "save", "an entry was compiled for a call with keyword arguments; a saved program takes positional ones"
+            )
         if any(entry.guarded for entry in self.cache.values()):
             raise PurityError(
                 "save",
