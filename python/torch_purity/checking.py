@@ -115,13 +115,27 @@ def compare(
     *,
     atol: float = 1e-5,
     rtol: float = 1e-5,
+    state: Sequence[tuple[str, torch.Tensor]] = (),
 ) -> Comparison:
-    """Runs both on copies of `inputs` and compares everything eager shows."""
+    """Runs both on copies of `inputs` and compares everything eager shows.
+
+    `state`: named tensors both programs reach without taking them as
+    arguments (captured state). Each program starts from their values
+    before the call (eager's writes are undone before the compiled call),
+    and their values after the calls are compared."""
     report = Comparison()
     eager_inputs = clone_preserving_aliasing(inputs)
     compiled_inputs = clone_preserving_aliasing(inputs)
+    with torch.no_grad():
+        state_before = [t.clone() for _, t in state]
     want = pytree.tree_leaves(eager(*eager_inputs))
+    with torch.no_grad():
+        state_after_eager = [t.clone() for _, t in state]
+        for (_, tensor), value in zip(state, state_before):
+            tensor.copy_(value)
     got = pytree.tree_leaves(compiled(*compiled_inputs))
+    for (name, tensor), value in zip(state, state_after_eager):
+        _close(tensor.detach(), value, f"{name} after the call", report, atol, rtol)
     if len(got) != len(want):
         return Comparison([f"{len(got)} outputs where eager has {len(want)}"])
     for index, (g, w) in enumerate(zip(got, want)):

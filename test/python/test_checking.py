@@ -27,3 +27,18 @@ def test_a_nan_where_eager_has_a_number_is_reported():
     want = torch.tensor([1.0, 2.0])
     report = compare(_returning(want), _returning(torch.tensor([1.0, float("nan")])), (torch.zeros(1),))
     assert not report.ok
+
+
+def test_captured_state_starts_from_the_same_values_and_is_compared():
+    counter = torch.zeros(2)
+
+    def eager(x):
+        counter.add_(1)
+        return x + counter
+
+    def forgets_the_write(x):
+        return x + counter + 1
+
+    assert compare(eager, eager, (torch.zeros(2),), state=[("counter", counter)]).ok
+    report = compare(eager, forgets_the_write, (torch.zeros(2),), state=[("counter", counter)])
+    assert not report.ok and "counter after the call" in report.problems[0]

@@ -79,6 +79,19 @@ def test_purity_run_bad_file_exits_1_without_traceback(tmp_path):
     assert result.returncode == 1 and "no such file" in result.stderr
 
 
+def test_purity_run_reports_writes_of_captured_state_by_name(tmp_path):
+    program = tmp_path / "captured.py"
+    program.write_text(
+        "import torch\ncache = torch.zeros(8, 4)\n"
+        "def program(x, position: int):\n    cache[position].copy_(x)\n    return cache.sum(0)\n"
+        "def example_inputs():\n    return torch.randn(4), 2\n"
+    )
+    result = run_tool("purity", "run", str(program))
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "write of captured:cache through aten.select.int(0, 2)" in result.stdout
+    assert "captured state" in result.stdout and "match" in result.stdout
+
+
 def test_unsupported_op_error_names_op_and_line():
     def program(x):
         return torch.linalg.eigh(x)[0]

@@ -111,6 +111,7 @@ class CompiledEntry(Executable):
     captured_sources: list[Source | None] = field(default_factory=list)
     captured_signature: tuple = ()
     guarded: bool = False  # whether still_valid has anything to check
+    input_names: list[str] = field(default_factory=list)  # per input of the traced graph, arguments then captured
 
     def still_valid(self, leaves: list[object]) -> bool:
         """The guards beyond the arguments' signature: captured tensors and
@@ -166,7 +167,8 @@ def build_entry(
     inputs = drop_unused_inputs(graph, inputs, first=len(tensors), names=names)
     seconds["trace"] = time.perf_counter() - start
     start = time.perf_counter()
-    module = import_graph(graph, renamed_inputs(inputs, specialized.names), context)
+    inputs = renamed_inputs(inputs, specialized.names)
+    module = import_graph(graph, inputs, context)
     seconds["import"] = time.perf_counter() - start
     mutable_ir = module.operation.get_asm(enable_debug_info=True)
     captured = [d.value for d in inputs[len(tensors) :]]
@@ -198,6 +200,7 @@ def build_entry(
         captured_sources=[source_of[id(t)] for t in captured],
         captured_signature=input_signature([*args, *captured]) if captured else (),
         guarded=bool(captured or specialized.effects),
+        input_names=[d.name for d in inputs],
     )
 
 

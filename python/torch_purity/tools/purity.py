@@ -118,7 +118,7 @@ def command_run(args: argparse.Namespace) -> int:
     print(f"Purity: {args.file} (target {args.target})")
     stages = ", ".join(f"{name} {seconds * 1e3:.0f} ms" for name, seconds in entry.seconds.items())
     print(f"compiled in {sum(entry.seconds.values()):.2f} s: {stages}")
-    mutations = describe_mutations(entry.convention.mutations, entry.specialized.names, entry.convention.tied_inputs)
+    mutations = describe_mutations(entry.convention.mutations, entry.input_names, entry.convention.tied_inputs)
     print(f"mutations found: {len(mutations)}")
     for line in mutations:
         print(f"  {line}")
@@ -134,14 +134,16 @@ def command_run(args: argparse.Namespace) -> int:
             f"{check.count} indices clamped into range and checked"
         )
 
-    report = compare(eager_program, compiled, inputs)
+    captured_names = entry.input_names[len(entry.input_names) - len(entry.captured) :]
+    report = compare(eager_program, compiled, inputs, state=list(zip(captured_names, entry.captured)))
     if isinstance(program, torch.nn.Module):
         for (name, got), (_, want) in zip(program.state_dict().items(), eager_program.state_dict().items()):
             if not torch.allclose(got.double(), want.double(), atol=1e-5, rtol=1e-5):
                 report.problems.append(f"module state '{name}' differs from eager after the call")
     if report.ok:
         print(
-            f"check against eager: outputs, inputs after the call and output aliasing match "
+            f"check against eager: outputs, inputs{' and captured state' if entry.captured else ''} after the "
+            "call and output aliasing match "
             f"(max abs difference {report.max_abs_difference:.3g})"
         )
     else:
