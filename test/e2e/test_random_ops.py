@@ -128,3 +128,16 @@ def test_random_families_have_their_distributions(name, program, mean, std):
     assert abs(values.mean().item() - mean) < 0.02 * max(1.0, abs(mean)), name
     if std is not None:
         assert abs(values.std().item() - std) < 0.02 * std, name
+
+
+def test_torch_compile_backend_follows_manual_seed():
+    def program(x):
+        return torch.nn.functional.dropout(x, 0.5, training=True)
+
+    compiled = torch.compile(program, backend="purity")
+    ones = torch.ones(1000)
+    torch.manual_seed(11)
+    first = compiled(ones)
+    torch.manual_seed(11)
+    assert torch.equal(compiled(ones), first)
+    assert not torch.equal(compiled(ones), first)
