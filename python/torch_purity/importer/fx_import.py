@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import contextlib
 import operator
+import re
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
@@ -141,12 +142,14 @@ def _trace(
         raise
     except Exception as error:  # make_fx surfaces user and PyTorch errors alike
         if _NON_FAKE_INPUT in str(error):
+            found_in = re.search(r"Found in ([\w.]+)\(", str(error))
             raise PurityError(
                 "trace",
                 "the program reads a tensor it does not take as an argument and that Purity cannot make an input "
                 "of: only tensors held in attributes, lists, dicts, tuples, closure variables or globals the "
                 "function names are (not default arguments or attributes of Python modules); pass it as an "
                 "argument or hold it in one of those",
+                op=found_in.group(1) if found_in else None,
                 source=innermost_user_frame(error),
             ) from None
         raise PurityError("trace", f"{type(error).__name__}: {error}") from error
