@@ -32,7 +32,16 @@ from ..iree.runtime import Executable, ObjectTemplate, flatten_arguments, input_
 from ..iree.saved import save_program
 from ..iree.targets import get_target
 from . import lowering_worker
-from .captured import PythonEffect, PythonState, Root, Source, find_sources, roots_of, tensors_held_by
+from .captured import (
+    CapturedGuard,
+    PythonEffect,
+    PythonState,
+    Root,
+    Source,
+    find_sources,
+    roots_of,
+    tensors_held_by,
+)
 from .lowering import LoweredProgram, write_failing_ir
 
 # ----------------------------------------------------------------------------
@@ -104,19 +113,17 @@ class CompiledEntry(Executable):
     lowered: LoweredProgram
     mutable_ir: str
     seconds: dict[str, float]
-    # Tensors the program read without taking them as arguments (lifted into
-    # its last inputs), where each was found, and the signature of all inputs
-    # (arguments and captured) at tracing: the entry's guard.
+    # Tensors the program read without taking them as arguments (its last
+    # inputs) and the guard that they are still what was traced.
     captured: list[torch.Tensor] = field(default_factory=list)
-    captured_sources: list[Source | None] = field(default_factory=list)
-    captured_signature: tuple = ()
+    captured_guard: CapturedGuard | None = None
     guarded: bool = False  # whether still_valid has anything to check
     input_names: list[str] = field(default_factory=list)  # per input of the traced graph, arguments then captured
 
     def still_valid(self, leaves: list[object]) -> bool:
         """The guards beyond the arguments' signature: captured tensors and
         the Python state the trace assigned."""
-        if self.captured and not self.captured_still_valid(leaves):
+        if self.captured_guard is not None and not self.captured_guard.holds(leaves):
             return False
         return all(effect.still_as_traced() for effect in self.specialized.effects)
 
@@ -129,18 +136,6 @@ class CompiledEntry(Executable):
         for effect, value in zip(self.specialized.effects, values):
             effect.apply(value)
         return result
-
-    def captured_still_valid(self, leaves: list[object]) -> bool:
-        """Every captured tensor is still the one its path leads to, with the
-        layout and storage sharing it had when traced (cheap: a few getattr
-        per tensor)."""
-        try:
-            for source, tensor in zip(self.captured_sources, self.captured):
-                if source is not None and source.resolve() is not tensor:
-                    return False
-        except (AttributeError, KeyError, IndexError, TypeError, ValueError):
-            return False
-        return input_signature([*leaves, *self.captured]) == self.captured_signature
 
 
 def build_entry(
@@ -197,8 +192,7 @@ def build_entry(
         mutable_ir=mutable_ir,
         seconds=seconds,
         captured=captured,
-        captured_sources=[source_of[id(t)] for t in captured],
-        captured_signature=input_signature([*args, *captured]) if captured else (),
+        captured_guard=CapturedGuard.of(captured, [source_of[id(t)] for t in captured], args) if captured else None,
         guarded=bool(captured or specialized.effects),
         input_names=[d.name for d in inputs],
     )
