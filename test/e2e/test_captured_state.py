@@ -256,3 +256,27 @@ def test_programs_with_captured_state_or_keywords_are_not_saved(tmp_path):
     with_keywords(torch.ones(3), scale=torch.full((3,), 2.0))
     with pytest.raises(PurityError, match="keyword arguments"):
         with_keywords.save(tmp_path / "keywords")
+
+
+def test_an_argument_sharing_memory_with_captured_state_compiles_again():
+    table = torch.zeros(4)
+
+    def program(x):
+        table.add_(1)
+        return x * 2
+
+    compiled = torch_purity.compile(program, torch.ones(4))
+    torch.testing.assert_close(compiled(torch.ones(4)), torch.full((4,), 2.0))
+    # The argument is now the captured tensor itself: eager reads it after the write.
+    torch.testing.assert_close(compiled(table), torch.full((4,), 4.0))
+    torch.testing.assert_close(table, torch.full((4,), 2.0))
+    torch.testing.assert_close(compiled(table[1:3]), torch.full((2,), 6.0))
+
+
+def test_a_captured_tensor_transposed_in_place_compiles_again():
+    weight = torch.arange(9.0).reshape(3, 3)
+    compiled = torch_purity.compile(lambda x: x @ weight)
+    x = torch.randn(2, 3)
+    torch.testing.assert_close(compiled(x), x @ weight)
+    weight.t_()  # same object, same address and shape: only the strides change
+    torch.testing.assert_close(compiled(x), x @ weight)
