@@ -317,7 +317,8 @@ class PythonState:
                 if isinstance(value, list):
                     effects.append(PythonEffect(value, None, list(slots.values()), list(now.values())))
                 else:
-                    for key in slots.keys() | now.keys():
+                    # In a fixed order: the effects' values are the traced program's last outputs.
+                    for key in [*slots, *(k for k in now if k not in slots)]:
                         old, new = slots.get(key, _ABSENT), now.get(key, _ABSENT)
                         if old is not new:
                             effects.append(PythonEffect(value, key, old, new))
