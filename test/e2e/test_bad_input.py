@@ -41,6 +41,18 @@ def test_shapes_the_program_rejects():
     assert_untouched([x, w], before)
 
 
+def test_an_error_in_the_users_code_names_its_line():
+    def program(x):
+        if x.shape[0] > 2:
+            raise ValueError("too many rows")
+        return x
+
+    with pytest.raises(PurityError) as raised:
+        torch_purity.compile(program, torch.randn(3, 4))
+    line = program.__code__.co_firstlineno + 2
+    assert f"trace failed at {__file__}:{line}: ValueError: too many rows" in str(raised.value)
+
+
 def test_dtypes_the_program_rejects():
     compiled = torch_purity.compile(write_row_then_matmul)
     x, w = torch.randn(3, 4), torch.randint(0, 3, (4, 2))

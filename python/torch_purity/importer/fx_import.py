@@ -152,7 +152,7 @@ def _trace(
                 op=found_in.group(1) if found_in else None,
                 source=innermost_user_frame(error),
             ) from None
-        raise PurityError("trace", f"{type(error).__name__}: {error}") from error
+        raise PurityError("trace", f"{type(error).__name__}: {error}", source=innermost_user_frame(error)) from error
 
 
 # FakeTensorMode's message for a real tensor reaching an op during a trace.
