@@ -218,6 +218,12 @@ class CompiledProgram:
 
     def __init__(self, program, target: str = "cpu", dump_dir: str | None = None) -> None:
         get_target(target)  # a ValueError naming the known targets
+        if isinstance(program, torch.export.ExportedProgram):
+            # Its module() runs the exported graph (torch.export's default IR
+            # keeps in-place ops) on the exported parameters and buffers, the
+            # caller's own: buffer mutations land there, and calls outside
+            # the exported dynamic-shape ranges fail torch's own input checks.
+            program = program.module()
         self.program = program
         self.target = target
         self.dump_dir = dump_dir

@@ -64,6 +64,10 @@ from .locations import innermost_user_frame, node_location, op_display_name, reg
 _MAX_DECOMPOSITION_ROUNDS = 6
 
 
+def _holds_state(module: torch.nn.Module) -> bool:
+    return any(True for _ in module.parameters()) or any(True for _ in module.buffers())
+
+
 @dataclass(frozen=True)
 class InputDescription:
     """One function argument: its name and, for a tensor, the caller's tensor."""
@@ -370,8 +374,10 @@ def trace_to_aten(
     context: Context,
     user_code: object | None = None,
 ) -> tuple[fx.GraphModule, list[InputDescription]]:
-    """make_fx without functionalization, then decomposes ops the dialect lacks."""
-    if isinstance(entry, fx.GraphModule):
+    """make_fx without functionalization, then decomposes ops the dialect
+    lacks. A GraphModule holding parameters or buffers (torch.export's
+    `module()`) is traced as a module: its state becomes arguments."""
+    if isinstance(entry, fx.GraphModule) and not _holds_state(entry):
         fn, inputs = entry, [InputDescription(f"input:{i}", v) for i, v in enumerate(example_inputs)]
         if all("val" in n.meta for n in entry.graph.nodes if n.op != "output"):
             gm = entry
@@ -800,13 +806,17 @@ def import_fx(
 
     `entry` is a Python callable, an `nn.Module` (its parameters, then its
     buffers, in `named_parameters()` / `named_buffers()` order, become the
-    leading function arguments, followed by the forward inputs) or an
-    ATen-level `fx.GraphModule`. Tracing uses fake tensors: the example inputs
-    are never written. `input_names` overrides the recorded argument names;
+    leading function arguments, followed by the forward inputs), an
+    ATen-level `fx.GraphModule`, or a `torch.export.ExportedProgram` (its
+    `module()`: the exported graph, in-place ops and buffer mutations kept,
+    with its parameters and buffers). Tracing uses fake tensors: the example
+    inputs are never written. `input_names` overrides the recorded argument names;
     `user_code` (a function or module) is where source locations should point
     when `entry` is a wrapper around it.
     """
     context = context or new_context()
+    if isinstance(entry, torch.export.ExportedProgram):
+        entry = entry.module()
     gm, inputs = trace_to_aten(entry, example_inputs, context, user_code)
     if input_names is not None:
         inputs = renamed_inputs(inputs, input_names)
