@@ -11,8 +11,8 @@ to, its non-tensor arguments):
   the traced graph), runs the program, records what it assigned to Python
   objects (`PythonEffect`, replayed per call) and puts every object back;
 - `find_sources` gives each captured tensor an access path, which every call
-  re-reads to check it still leads to the same tensor, as Dynamo's guards
-  do: a rebound name (`model.fc.weight = nn.Parameter(...)`, a reassigned
+  re-reads (`CapturedGuard`) to check it still leads to the same tensor, as
+  Dynamo's guards do: a rebound name (`model.fc.weight = nn.Parameter(...)`, a reassigned
   global) then compiles again instead of reading the old tensor;
 - `tensors_held_by` finds the tensors inside a returned object pytree does
   not flatten.
@@ -41,7 +41,6 @@ _WALK_LIMIT = 200_000  # objects visited per search; a model with 10^4 modules s
 class Root:
     """Where a path starts: read afresh on every call."""
 
-    kind: str  # "self", "closure", "global", "default"
     name: str
     read: Callable[[], object] = field(repr=False)
     # (cell, None) or (globals, name): where a tensor held by the root itself can be swapped
@@ -52,12 +51,6 @@ class Root:
 class Source:
     root: Root
     steps: tuple[Step, ...]
-
-    def resolve(self) -> object:
-        value = self.root.read()
-        for kind, key in self.steps:
-            value = getattr(value, key) if kind == "attr" else value[key]
-        return value
 
     def describe(self) -> str:
         """`model.layers[0].weight`-like: module dictionaries are left out."""
@@ -84,15 +77,15 @@ def _function_roots(function: types.FunctionType, prefix: str = "") -> Iterator[
     code = function.__code__
     for index, name in enumerate(code.co_freevars):
         cell = function.__closure__[index]
-        yield Root("closure", prefix + name, lambda cell=cell: cell.cell_contents, (cell, None))
+        yield Root(prefix + name, lambda cell=cell: cell.cell_contents, (cell, None))
     for name in sorted(_global_names(code)):
         if name in function.__globals__:
             scope = function.__globals__
-            yield Root("global", prefix + name, lambda scope=scope, name=name: scope[name], (scope, name))
+            yield Root(prefix + name, lambda scope=scope, name=name: scope[name], (scope, name))
     for index, _ in enumerate(function.__defaults__ or ()):
-        yield Root("default", f"{prefix}<default {index}>", lambda f=function, i=index: f.__defaults__[i])
+        yield Root(f"{prefix}<default {index}>", lambda f=function, i=index: f.__defaults__[i])
     for name in function.__kwdefaults__ or {}:
-        yield Root("default", f"{prefix}<default {name}>", lambda f=function, n=name: f.__kwdefaults__[n])
+        yield Root(f"{prefix}<default {name}>", lambda f=function, n=name: f.__kwdefaults__[n])
 
 
 def _global_names(code: types.CodeType) -> set[str]:
@@ -107,15 +100,15 @@ def roots_of(program: object) -> list[Root]:
     """The places a callable can reach state from, each read afresh per call."""
     if isinstance(program, types.MethodType):
         owner = program.__self__
-        return [Root("self", "self", lambda: owner), *roots_of(program.__func__)]
+        return [Root("self", lambda: owner), *roots_of(program.__func__)]
     if isinstance(program, types.FunctionType):
         return list(_function_roots(program))
     if isinstance(program, torch.nn.Module):
         forward = type(program).forward
         module_roots = list(_function_roots(forward)) if isinstance(forward, types.FunctionType) else []
-        return [Root("self", "self", lambda: program), *module_roots]
+        return [Root("self", lambda: program), *module_roots]
     call = next((vars(k)["__call__"] for k in type(program).__mro__ if "__call__" in vars(k)), None)
-    roots = [Root("self", "self", lambda: program)]
+    roots = [Root("self", lambda: program)]
     if isinstance(call, types.FunctionType):
         roots += list(_function_roots(call))
     return roots
@@ -311,20 +304,10 @@ class PythonState:
             result = call()
         finally:
             for value, slots in before:
-                now = _slots(value)
-                if now.keys() == slots.keys() and all(now[k] is slots[k] for k in slots):
-                    continue
-                if isinstance(value, list):
-                    effects.append(PythonEffect(value, None, list(slots.values()), list(now.values())))
-                else:
-                    # In a fixed order: the effects' values are the traced program's last outputs.
-                    for key in [*slots, *(k for k in now if k not in slots)]:
-                        old, new = slots.get(key, _ABSENT), now.get(key, _ABSENT)
-                        if old is not new:
-                            effects.append(PythonEffect(value, key, old, new))
-                for effect in effects:
-                    if effect.owner is value:
-                        effect.apply(effect.before)
+                changes = _changes(value, slots, _slots(value))
+                for change in changes:
+                    change.apply(change.before)
+                effects += changes
             for owner, key, value in self.slots:
                 _assign(owner, key, value)
             for effect in effects:  # the guard compares with what the caller's objects hold
@@ -333,6 +316,21 @@ class PythonState:
                 else:
                     effect.before = real.get(id(effect.before), effect.before)
         return result, effects
+
+
+def _changes(owner: object, before: dict[object, object], now: dict[object, object]) -> list[PythonEffect]:
+    """What running the program assigned in `owner`, in a fixed order (the
+    effects' values are the traced program's last outputs)."""
+    if now.keys() == before.keys() and all(now[k] is before[k] for k in before):
+        return []
+    if isinstance(owner, list):
+        return [PythonEffect(owner, None, list(before.values()), list(now.values()))]
+    keys = [*before, *(k for k in now if k not in before)]
+    return [
+        PythonEffect(owner, key, before.get(key, _ABSENT), now.get(key, _ABSENT))
+        for key in keys
+        if before.get(key, _ABSENT) is not now.get(key, _ABSENT)
+    ]
 
 
 def _tensors_in(value: object) -> Iterator[torch.Tensor]:

@@ -37,7 +37,6 @@ from .captured import (
     PythonEffect,
     PythonState,
     Root,
-    Source,
     find_sources,
     roots_of,
     tensors_held_by,
@@ -117,8 +116,12 @@ class CompiledEntry(Executable):
     # inputs) and the guard that they are still what was traced.
     captured: list[torch.Tensor] = field(default_factory=list)
     captured_guard: CapturedGuard | None = None
-    guarded: bool = False  # whether still_valid has anything to check
     input_names: list[str] = field(default_factory=list)  # per input of the traced graph, arguments then captured
+
+    @property
+    def guarded(self) -> bool:
+        """Whether `still_valid` has anything to check."""
+        return bool(self.captured or self.specialized.effects)
 
     def still_valid(self, leaves: list[object]) -> bool:
         """The guards beyond the arguments' signature: captured tensors and
@@ -149,7 +152,7 @@ def build_entry(
 ) -> CompiledEntry:
     seconds: dict[str, float] = {}
     arguments = [a for a in args if not isinstance(a, torch.Tensor)]
-    program_roots = [*program_roots, *(Root("self", f"argument {i}", lambda a=a: a) for i, a in enumerate(arguments))]
+    program_roots = [*program_roots, *(Root(f"argument {i}", lambda a=a: a) for i, a in enumerate(arguments))]
     module_state = {id(a) for a in args[: len(state_names)]}
     state = PythonState(program_roots, explicit=module_state)
     specialized = _specialize(program, args, state_names, state)
@@ -157,8 +160,12 @@ def build_entry(
     start = time.perf_counter()
     context = new_context()
     graph, inputs = trace_to_aten(specialized.function, [*tensors, *state.tensors], context, user_code)
-    sources = _captured_sources(program_roots, state.tensors)
-    names = [f"captured:{source.describe()}" if source else f"captured:{i}" for i, source in enumerate(sources)]
+    # Where each was found (none past the search's limit: then guarded by identity only).
+    sources = find_sources(program_roots, {id(t) for t in state.tensors})
+    names = [
+        f"captured:{sources[id(t)].describe()}" if id(t) in sources else f"captured:{i}"
+        for i, t in enumerate(state.tensors)
+    ]
     inputs = drop_unused_inputs(graph, inputs, first=len(tensors), names=names)
     seconds["trace"] = time.perf_counter() - start
     start = time.perf_counter()
@@ -167,7 +174,6 @@ def build_entry(
     seconds["import"] = time.perf_counter() - start
     mutable_ir = module.operation.get_asm(enable_debug_info=True)
     captured = [d.value for d in inputs[len(tensors) :]]
-    source_of = dict(zip(map(id, state.tensors), sources))
     lowered = lowering_worker.lower(mutable_ir, dump_dir)
     seconds.update(lowered.seconds)
     convention = lowered.convention
@@ -192,17 +198,9 @@ def build_entry(
         mutable_ir=mutable_ir,
         seconds=seconds,
         captured=captured,
-        captured_guard=CapturedGuard.of(captured, [source_of[id(t)] for t in captured], args) if captured else None,
-        guarded=bool(captured or specialized.effects),
+        captured_guard=CapturedGuard.of(captured, [sources.get(id(t)) for t in captured], args) if captured else None,
         input_names=[d.name for d in inputs],
     )
-
-
-def _captured_sources(roots: list[Root], tensors: list[torch.Tensor]) -> list[Source | None]:
-    """Where each captured tensor was found (None past the search's limit:
-    that tensor is then guarded by identity only)."""
-    sources = find_sources(roots, {id(t) for t in tensors})
-    return [sources.get(id(t)) for t in tensors]
 
 
 @dataclass(frozen=True)
