@@ -57,7 +57,10 @@ STAGES: tuple[Stage, ...] = (
             "canonicalize",
         ),
     ),
-    Stage("value-boundary-torch", ("purity-expose-input-writes", "purity-tie-written-inputs")),
+    Stage(
+        "value-boundary-torch",
+        ("purity-expose-input-writes", "purity-partition-joint", "purity-tie-written-inputs"),
+    ),
     Stage("torch-backend", ("torch-function-to-torch-backend-pipeline",)),
     Stage("linalg", ("torch-backend-to-linalg-on-tensors-backend-pipeline",)),
     Stage(

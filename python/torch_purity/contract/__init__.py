@@ -47,6 +47,13 @@ GUARD_READ = "purity.guard_read"  # on a read of a region a guarded write replac
 WRITTEN_INPUT = "purity.written_input"  # on a result: the argument it is the final value of
 IREE_OUTPUT = "iree.abi.output"  # on an argument: the result IREE stores in its buffer
 
+# -- the joint graph of a training program (driver) / purity-partition-joint ------------
+TANGENT = "purity.tangent"  # on a joint argument: the incoming gradient of program output N
+GRADIENT_OF = "purity.gradient_of"  # on a joint (then backward) result: the gradient of argument N
+SAVED = "purity.saved"  # on a forward result: the value of the backward's argument N
+SAVED_ARGUMENT = "purity.saved_argument"  # on a backward argument: the forward's argument N, the caller's tensor
+SAVED_OUTPUT = "purity.saved_output"  # on a backward argument: the forward's program output N
+
 # -- IREE ABI stage ----------------------------------------------------------------
 UNWRITTEN = "purity.unwritten"  # an argument IREE only reads
 RESULT_STORAGE = "purity.result_storage"  # a storage argument: the result stored in it
@@ -133,6 +140,15 @@ class CallingConvention:
     # The argument (after the inputs and synthetic bases) taking the random
     # ops' seed (purity.rng_seed), or None for a program without random ops.
     rng_seed_input: int | None = None
+    # A training program's halves (purity-partition-joint). Forward: backward
+    # argument k -> the result holding it (`purity.saved = k`). Backward: per
+    # argument, where the runtime finds it: ("argument", forward argument),
+    # ("output", forward output), ("saved", k: a saved result) or ("tangent",
+    # program output whose gradient it is); per output, the forward argument
+    # it is the gradient of.
+    saved_results: dict[int, int] = field(default_factory=dict)
+    backward_arguments: list[tuple[str, int]] = field(default_factory=list)
+    gradient_of: list[int] = field(default_factory=list)
 
     def to_json(self) -> dict[str, object]:
         return {
@@ -151,6 +167,9 @@ class CallingConvention:
             else [self.index_checks[0], [check.to_json() for check in self.index_checks[1]]],
             "output_bases": [[output, base, view.to_json()] for output, (base, view) in self.output_bases.items()],
             "rng_seed_input": self.rng_seed_input,
+            "saved_results": [[k, result] for k, result in self.saved_results.items()],
+            "backward_arguments": [list(pair) for pair in self.backward_arguments],
+            "gradient_of": self.gradient_of,
         }
 
     @classmethod
@@ -170,4 +189,7 @@ class CallingConvention:
             index_checks=None if checks is None else (checks[0], tuple(IndexCheck.from_json(c) for c in checks[1])),
             output_bases={output: (base, Layout.from_json(view)) for output, base, view in data["output_bases"]},
             rng_seed_input=data.get("rng_seed_input"),
+            saved_results={k: result for k, result in data.get("saved_results", [])},
+            backward_arguments=[(kind, index) for kind, index in data.get("backward_arguments", [])],
+            gradient_of=list(data.get("gradient_of", [])),
         )

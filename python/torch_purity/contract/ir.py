@@ -15,6 +15,7 @@ from . import (
     ALIAS_GROUP,
     ALIASES_INPUT,
     ATTRIBUTE_PREFIXES,
+    GRADIENT_OF,
     INDEX_CHECKS,
     IREE_OUTPUT,
     MUTATIONS,
@@ -24,10 +25,14 @@ from . import (
     RESULT_ELEMENT_TYPES,
     RESULT_STORAGE,
     RNG_SEED,
+    SAVED,
+    SAVED_ARGUMENT,
+    SAVED_OUTPUT,
     SIZES,
     STORAGE_OFFSET,
     STRIDES,
     SYNTHETIC_BASE_OF,
+    TANGENT,
     TORCH_DTYPES,
     UNWRITTEN,
     VIEW_SIZES,
@@ -137,9 +142,10 @@ def _layout(attrs: dict[str, object], names: tuple[str, str, str]) -> Layout:
     return Layout(tuple(attrs[sizes]), tuple(attrs[strides]), attrs[offset])
 
 
-def read_calling_convention(module: ir.Module) -> CallingConvention:
-    """The calling convention of the iree-abi stage's `main`."""
-    function = main_function(module)
+def read_calling_convention(module: ir.Module, name: str = "main") -> CallingConvention:
+    """The calling convention of the iree-abi stage's `main` (or of a training
+    program's `forward` or `backward`)."""
+    function = main_function(module, name)
     element_types = _python_value(function.attributes[RESULT_ELEMENT_TYPES])
     convention = CallingConvention(
         [], {}, [], {}, [TORCH_DTYPES.get(t) for t in element_types], mutations=read_mutations(function)
@@ -166,9 +172,13 @@ def _read_results(result_attrs: list[dict[str, object]], convention: CallingConv
             convention.index_checks = (index, checks)
         elif ALIAS_BASE in attrs:
             group_bases[attrs[ALIAS_BASE]] = index
+        elif SAVED in attrs:
+            convention.saved_results[attrs[SAVED]] = index
         else:
             output = len(convention.output_results)
             convention.output_results.append(index)
+            if GRADIENT_OF in attrs:
+                convention.gradient_of.append(attrs[GRADIENT_OF])
             if VIEW_SIZES in attrs and ALIASES_INPUT in attrs:
                 convention.output_views[output] = (attrs[ALIASES_INPUT], _layout(attrs, VIEW_LAYOUT))
             elif VIEW_SIZES in attrs and ALIAS_GROUP in attrs:
@@ -195,3 +205,16 @@ def _read_arguments(arg_attrs: list[dict[str, object]], types: list[ir.Type], co
             convention.result_storage.append((attrs[RESULT_STORAGE], shape(index)))
         if RNG_SEED in attrs:
             convention.rng_seed_input = index
+    if any(TANGENT in attrs for attrs in arg_attrs):
+        convention.backward_arguments = [_backward_argument(index, attrs) for index, attrs in enumerate(arg_attrs)]
+        convention.backward_arguments = [a for a in convention.backward_arguments if a is not None]
+
+
+def _backward_argument(index: int, attrs: dict[str, object]) -> tuple[str, int] | None:
+    """Where the runtime finds a backward argument (None: one the runtime adds, storage or seed)."""
+    for name, kind in ((SAVED_ARGUMENT, "argument"), (SAVED_OUTPUT, "output"), (TANGENT, "tangent")):
+        if name in attrs:
+            return (kind, attrs[name])
+    if RESULT_STORAGE in attrs or RNG_SEED in attrs:
+        return None
+    return ("saved", index)

@@ -19,6 +19,7 @@ import inspect
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 
 import torch
@@ -30,6 +31,7 @@ from ..importer.fx_import import drop_unused_inputs
 from ..iree.module import IreeCompileError, LoadedModule, compile_linalg, iree_compile_command
 from ..iree.runtime import Executable, ObjectTemplate, flatten_arguments, input_signature, unflatten_arguments
 from ..iree.saved import save_program
+from ..iree.training import run_training
 from ..iree.targets import get_target
 from . import lowering_worker
 from .captured import (
@@ -41,6 +43,7 @@ from .captured import (
     roots_of,
     tensors_held_by,
 )
+from .joint import mark_joint, name_tangents, plan_joint
 from .lowering import LoweredProgram, write_failing_ir
 
 # ----------------------------------------------------------------------------
@@ -117,6 +120,10 @@ class CompiledEntry(Executable):
     captured: list[torch.Tensor] = field(default_factory=list)
     captured_guard: CapturedGuard | None = None
     input_names: list[str] = field(default_factory=list)  # per input of the traced graph, arguments then captured
+    # A training entry's compiled @backward (this entry runs its @forward),
+    # and whether each captured tensor required grad when it was traced.
+    backward: Executable | None = None
+    captured_requires_grad: tuple[bool, ...] = ()
 
     @property
     def guarded(self) -> bool:
@@ -124,18 +131,26 @@ class CompiledEntry(Executable):
         return bool(self.captured or self.specialized.effects)
 
     def still_valid(self, leaves: list[object]) -> bool:
-        """The guards beyond the arguments' signature: captured tensors and
-        the Python state the trace assigned."""
+        """The guards beyond the arguments' signature: captured tensors (and,
+        with grad mode on, whether they require grad) and the Python state
+        the trace assigned."""
         if self.captured_guard is not None and not self.captured_guard.holds(leaves):
             return False
+        if self.captured and torch.is_grad_enabled():
+            if tuple(t.requires_grad for t in self.captured) != self.captured_requires_grad:
+                return False
         return all(effect.still_as_traced() for effect in self.specialized.effects)
 
     def call(self, leaves: list[object]):
         if self.captured:
             leaves = [*leaves, *self.captured]
+        if self.backward is not None:
+            run = partial(run_training, self, self.backward)
+        else:
+            run = self.run
         if not self.specialized.effects:
-            return self.run(leaves)
-        result, values = self.run(leaves)
+            return run(leaves)
+        result, values = run(leaves)
         for effect, value in zip(self.specialized.effects, values):
             effect.apply(value)
         return result
@@ -159,7 +174,12 @@ def build_entry(
     tensors = [args[i] for i in specialized.tensor_positions]
     start = time.perf_counter()
     context = new_context()
-    graph, inputs = trace_to_aten(specialized.function, [*tensors, *state.tensors], context, user_code)
+    primals = [*tensors, *state.tensors]
+    plan = plan_joint(specialized.function, primals, user_code) if torch.is_grad_enabled() else None
+    if plan is None:
+        graph, inputs = trace_to_aten(specialized.function, primals, context, user_code)
+    else:
+        graph, inputs = trace_to_aten(plan.function(specialized.function), [*primals, *plan.tangents], context, user_code)
     # Where each was found (none past the search's limit: then guarded by identity only).
     sources = find_sources(program_roots, {id(t) for t in state.tensors})
     names = [
@@ -170,7 +190,12 @@ def build_entry(
     seconds["trace"] = time.perf_counter() - start
     start = time.perf_counter()
     inputs = renamed_inputs(inputs, specialized.names)
+    if plan is not None:
+        inputs = name_tangents(inputs, plan)
     module = import_graph(graph, inputs, context)
+    if plan is not None:
+        mark_joint(module, plan, inputs, primals)
+        inputs = inputs[: len(inputs) - len(plan.tangents)]
     seconds["import"] = time.perf_counter() - start
     mutable_ir = module.operation.get_asm(enable_debug_info=True)
     captured = [d.value for d in inputs[len(tensors) :]]
@@ -187,9 +212,19 @@ def build_entry(
             f"IREE failed for target '{target}': {error}\n  reproduce with: {iree_compile_command(str(path), target)}",
         ) from None
     seconds["iree-compile"] = time.perf_counter() - start
+    backward = None
+    if lowered.backward_convention is not None:
+        _refuse_writes_to_inputs_requiring_grad(convention, [*tensors, *captured], [d.name for d in inputs])
+        backward_convention = lowered.backward_convention
+        backward = Executable(
+            convention=backward_convention,
+            module=LoadedModule(target, vmfb, "backward"),
+            tensor_positions=list(range(len(backward_convention.backward_arguments))),
+            devices_fixed=True,
+        )
     return CompiledEntry(
         convention=convention,
-        module=LoadedModule(target, vmfb),
+        module=LoadedModule(target, vmfb, "main" if backward is None else "forward"),
         tensor_positions=[*specialized.tensor_positions, *range(len(args), len(args) + len(captured))],
         output_spec=specialized.output_spec,
         devices_fixed=True,  # input_signature includes each tensor's device
@@ -200,7 +235,32 @@ def build_entry(
         captured=captured,
         captured_guard=CapturedGuard.of(captured, [sources.get(id(t)) for t in captured], args) if captured else None,
         input_names=[d.name for d in inputs],
+        backward=backward,
+        captured_requires_grad=tuple(t.requires_grad for t in captured),
     )
+
+
+def _refuse_writes_to_inputs_requiring_grad(convention, tensors: list[torch.Tensor], names: list[str]) -> None:
+    """A training entry that writes (or restrides) an input requiring grad
+    is refused before it runs: eager rebases that input's autograd history,
+    which the compiled backward does not model. (A leaf that requires grad
+    already failed in the trace, with eager's own error.)"""
+    changed = {index for _, index in convention.written_inputs} | set(convention.metadata_mutations)
+    for index in sorted(changed):
+        if index < len(tensors) and tensors[index].requires_grad:
+            raise PurityError(
+                "compile",
+                f"the program writes {names[index]} in place, which requires grad; Purity's training path does "
+                "not rebase an input's autograd history: write a clone, or detach the input",
+            )
+
+
+def _grad_key(leaves: list[object]) -> tuple[int, ...] | None:
+    """With grad mode on, which leaves require grad (a training entry per
+    set); None under torch.no_grad(), where every entry is an inference one."""
+    if not torch.is_grad_enabled():
+        return None
+    return tuple(i for i, leaf in enumerate(leaves) if isinstance(leaf, torch.Tensor) and leaf.requires_grad)
 
 
 @dataclass(frozen=True)
@@ -267,7 +327,7 @@ class CompiledProgram:
         arguments' dict: lists, tuples and dicts of tensors are flattened)."""
         state_names, state = self._state() if self._module is not None else ((), ())
         leaves, structure = flatten_arguments(state, (*args, kwargs) if kwargs else args)
-        key = (_KeywordCall(structure) if kwargs else structure, input_signature(leaves))
+        key = (_KeywordCall(structure) if kwargs else structure, input_signature(leaves), _grad_key(leaves))
         entry = self.cache.get(key)
         if entry is not None and entry.guarded and not entry.still_valid(leaves):
             entry = None  # a captured tensor was rebound, or Python state changed: compile again
@@ -292,7 +352,7 @@ class CompiledProgram:
         """Writes every compiled entry to `folder`, for `torch_purity.load`
         (which needs torch and IREE's runtime only)."""
         state_names = self._state()[0] if self._module is not None else None
-        if any(isinstance(structure, _KeywordCall) for structure, _ in self.cache):
+        if any(isinstance(structure, _KeywordCall) for structure, _, _ in self.cache):
             raise PurityError(
                 "save", "an entry was compiled for a call with keyword arguments; a saved program takes positional ones"
             )
@@ -303,7 +363,14 @@ class CompiledProgram:
                 "state), which a saved program cannot reach; pass the tensors as arguments (or compile the "
                 "nn.Module that owns them)",
             )
-        return save_program(self.cache, self.target, state_names, folder)
+        if any(entry.backward is not None for entry in self.cache.values()):
+            raise PurityError(
+                "save",
+                "an entry was compiled for training (inputs requiring grad, grad mode on); a saved program runs "
+                "inference: compile it under torch.no_grad() before saving",
+            )
+        entries = {(structure, signature): entry for (structure, signature, _), entry in self.cache.items()}
+        return save_program(entries, self.target, state_names, folder)
 
 
 def compile(program, *example_inputs, target: str = "cpu", dump_dir: str | None = None) -> CompiledProgram:

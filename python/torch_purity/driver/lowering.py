@@ -10,10 +10,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from torch_mlir import ir
+from torch_mlir.ir import StringAttr
 
 from ..contract import CallingConvention
 from ..contract.ir import read_calling_convention
 from ..errors import PurityError
+from ..ir_helpers.functions import function_ops
 from ..ir_helpers.queries import aten_op_of_location, source_location
 from ..pipeline import STAGES, pass_manager, reproducer_command
 
@@ -23,6 +25,8 @@ class LoweredProgram:
     stage_ir: dict[str, str] = field(default_factory=dict)  # stage name -> IR after it
     seconds: dict[str, float] = field(default_factory=dict)  # stage name -> time
     convention: CallingConvention | None = None  # read from the last stage's IR
+    # A training program's: `convention` is its @forward's, this its @backward's.
+    backward_convention: CallingConvention | None = None
 
     @property
     def iree_input(self) -> str:
@@ -78,7 +82,12 @@ def lower_to_linalg(module: ir.Module, dump_dir: str | None = None, on_stage=Non
         if dump_dir:
             Path(dump_dir, f"{number}-{stage.name}.mlir").write_text(lowered.stage_ir[stage.name])
     with context:
-        lowered.convention = read_calling_convention(module)
+        names = {StringAttr(f.attributes["sym_name"]).value for f in function_ops(module.operation)}
+        if "backward" in names:
+            lowered.convention = read_calling_convention(module, "forward")
+            lowered.backward_convention = read_calling_convention(module, "backward")
+        else:
+            lowered.convention = read_calling_convention(module)
     return lowered
 
 

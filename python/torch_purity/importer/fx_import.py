@@ -167,6 +167,11 @@ _NON_FAKE_INPUT = "Please convert all Tensors to FakeTensors"
 # (their ATen schema has no `(a!)`): decomposed so that the write is explicit.
 # (Ops whose torch-mlir lowering loses NaN join them below: _NAN_KEEPING.)
 _FORCED_DECOMPOSITIONS = frozenset({torch.ops.aten.native_batch_norm.default})
+# Backward ops the Torch dialect registers but torch-mlir cannot lower to
+# linalg (found training through Purity): PyTorch's decompositions instead.
+_FORCED_DECOMPOSITIONS |= frozenset(
+    {torch.ops.aten.native_batch_norm_backward.default, torch.ops.aten.native_layer_norm_backward.default}
+)
 
 
 def is_metadata_mutation(target: torch._ops.OpOverload) -> bool:
@@ -401,6 +406,34 @@ def trace_to_aten(
         decompositions.update(new)
         gm = _trace(fn, [d.value for d in inputs], decompositions, preserve_meta=isinstance(entry, fx.GraphModule))
     return gm, inputs
+
+
+@dataclass(frozen=True)
+class OutputMetadata:
+    """What a trace saw of one flat output, above autograd."""
+
+    requires_grad: bool
+    shape: tuple[int, ...]
+    dtype: torch.dtype
+    device: torch.device
+
+
+def trace_output_metadata(
+    fn: Callable[..., tuple], example_inputs: Sequence[object], user_code: object
+) -> list[OutputMetadata]:
+    """Traces `fn` (returning a flat tuple of tensors) once and reports its
+    outputs as autograd sees them: which require grad, and their shapes, for
+    the tangents of a joint graph."""
+    found: list[OutputMetadata] = []
+
+    def recording(*args: object) -> tuple:
+        outputs = fn(*args)
+        found[:] = [OutputMetadata(o.requires_grad, tuple(o.shape), o.dtype, o.device) for o in outputs]
+        return outputs
+
+    register_user_code(user_code)
+    _trace(recording, example_inputs, {}, preserve_meta=False)
+    return found
 
 
 def drop_unused_inputs(

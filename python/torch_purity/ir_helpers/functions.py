@@ -30,13 +30,14 @@ def terminator(block) -> Operation:
     return block.operations[len(block.operations) - 1].operation
 
 
-def main_function(module: Module) -> Operation:
-    """The module's public entry, `func.func @main` (the only public function the importer makes)."""
+def main_function(module: Module, name: str = "main") -> Operation:
+    """The module's public entry, `func.func @main` (the only public function
+    the importer makes), or another function by name."""
     functions = function_ops(module.operation)
     for function in functions:
-        if StringAttr(function.attributes["sym_name"]).value == "main":
+        if StringAttr(function.attributes["sym_name"]).value == name:
             return function
-    raise ValueError("the module has no func.func @main")
+    raise ValueError(f"the module has no func.func @{name}")
 
 
 def i64_attr(value: int) -> IntegerAttr:

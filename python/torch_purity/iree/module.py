@@ -41,7 +41,7 @@ class _Opened:
     """A device and a context holding the module, opened on first use."""
 
     device: object
-    main: object  # IREE's generic invoker of `main`
+    main: object  # IREE's generic invoker of the function
     vm_context: object
     vm_function: object
     keep: object  # the SystemContext that owns the rest
@@ -49,11 +49,14 @@ class _Opened:
 
 @dataclass
 class LoadedModule:
-    """A compiled `main`, in its own IREE context from the first call on (so
-    code for the GPU can be compiled and saved where there is none)."""
+    """A compiled `main` (or another function of the module: a training
+    program's `forward` and `backward`), in its own IREE context from the
+    first call on (so code for the GPU can be compiled and saved where there
+    is none)."""
 
     target: str
     vmfb: bytes
+    function: str = "main"
 
     def __post_init__(self) -> None:
         self.device_type = get_target(self.target).device_type
@@ -71,7 +74,11 @@ class LoadedModule:
         context.add_vm_module(iree_runtime.VmModule.copy_buffer(config.vm_instance, self.vmfb))
         module = context.modules.module
         return _Opened(
-            config.device, module["main"], context.vm_context, module.vm_module.lookup_function("main"), context
+            config.device,
+            module[self.function],
+            context.vm_context,
+            module.vm_module.lookup_function(self.function),
+            context,
         )
 
     def __call__(self, arguments: list) -> list:

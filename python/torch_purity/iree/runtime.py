@@ -186,9 +186,18 @@ class Executable:
     _flags: tuple[torch.Tensor, object] | None = None
 
     def run(self, args: Sequence[object]):
-        convention = self.convention
         tensors = self._arguments(args)
-        needing_grad = _inputs_needing_grad(tensors, convention) if torch.is_grad_enabled() else ()
+        needing_grad = _inputs_needing_grad(tensors, self.convention) if torch.is_grad_enabled() else ()
+        _, outputs = self.execute(tensors)
+        if needing_grad:
+            outputs = _without_backward(outputs, self.convention, needing_grad)
+        return self._rebuild_outputs(outputs)
+
+    def execute(self, tensors: list[torch.Tensor]) -> tuple[dict[int, torch.Tensor] | list[torch.Tensor], list]:
+        """One call of the compiled function on its arguments (`_arguments`):
+        the effects applied to the caller's tensors, and (every result, the
+        program's flat tensor outputs)."""
+        convention = self.convention
         on_target = self.on_target
         if on_target is None:
             device_type = self.module.device_type
@@ -229,9 +238,7 @@ class Executable:
                 outputs.append(results[base_result].as_strided(view.sizes, view.strides, view.offset))
                 continue
             outputs.append(results[result_index])  # a storage tensor: the output's own memory
-        if needing_grad:
-            outputs = _without_backward(outputs, convention, needing_grad)
-        return self._rebuild_outputs(outputs)
+        return results, outputs
 
     def _arguments(self, args: Sequence[object]) -> list[torch.Tensor]:
         """The compiled function's inputs: the tensor arguments, the

@@ -17,6 +17,7 @@ PASS_MODULES: dict[str, tuple[str, str]] = {
     "purity-decompose-strided": ("decompose_strided", "DecomposeStrided"),
     "purity-check-indices": ("check_indices", "CheckIndices"),
     "purity-expose-input-writes": ("expose_input_writes", "ExposeInputWrites"),
+    "purity-partition-joint": ("partition_joint", "PartitionJoint"),
     "purity-verify-contract": ("verify_contract", "VerifyContract"),
 }
 
