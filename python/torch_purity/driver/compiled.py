@@ -31,8 +31,8 @@ from ..importer.fx_import import drop_unused_inputs
 from ..iree.module import IreeCompileError, LoadedModule, compile_linalg, iree_compile_command
 from ..iree.runtime import Executable, ObjectTemplate, flatten_arguments, input_signature, unflatten_arguments
 from ..iree.saved import save_program
-from ..iree.training import run_training
 from ..iree.targets import get_target
+from ..iree.training import run_training
 from . import lowering_worker
 from .captured import (
     CapturedGuard,
@@ -179,7 +179,9 @@ def build_entry(
     if plan is None:
         graph, inputs = trace_to_aten(specialized.function, primals, context, user_code)
     else:
-        graph, inputs = trace_to_aten(plan.function(specialized.function), [*primals, *plan.tangents], context, user_code)
+        graph, inputs = trace_to_aten(
+            plan.function(specialized.function), [*primals, *plan.tangents], context, user_code
+        )
     # Where each was found (none past the search's limit: then guarded by identity only).
     sources = find_sources(program_roots, {id(t) for t in state.tensors})
     names = [

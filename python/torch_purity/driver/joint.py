@@ -64,9 +64,7 @@ def plan_joint(forward: Callable[..., tuple], primals: Sequence[torch.Tensor], u
     differentiable = [i for i, o in enumerate(outputs) if o.requires_grad]
     if not differentiable:
         return None
-    tangents = [
-        torch.zeros(outputs[i].shape, dtype=outputs[i].dtype, device=outputs[i].device) for i in differentiable
-    ]
+    tangents = [torch.zeros(outputs[i].shape, dtype=outputs[i].dtype, device=outputs[i].device) for i in differentiable]
     return JointPlan(len(primals), differentiable, grad_inputs, tangents, len(outputs))
 
 

@@ -381,7 +381,8 @@ class _Partition:
                     entries[name] = i64_attr(self._forward_index(_int(entries[name])))
             res_attrs.append(DictAttr.get(entries))
         res_attrs += [
-            DictAttr.get({contract.SAVED: i64_attr(self.first_saved_result + k)}) for k in range(len(self.saved_results))
+            DictAttr.get({contract.SAVED: i64_attr(self.first_saved_result + k)})
+            for k in range(len(self.saved_results))
         ]
         set_results(function, self.return_op, results)
         for op in reversed(self.ops):
