@@ -354,15 +354,51 @@ _PURITY_OVERLOAD_DECOMPOSITIONS = (
 )
 
 
+def _per_tensor(op: torch._ops.OpOverload) -> Callable | None:
+    """A `_foreach_*` op (an optimizer's multi-tensor step) as its ATen op on
+    each tensor in turn: `_foreach_add_.List(xs, ys, alpha=a)` is
+    `add_(x, y, alpha=a)` per pair; list arguments are indexed, the others
+    passed to every call (a positional argument the per-tensor op takes by
+    keyword, `addcmul_`'s `value`, by that keyword). The in-place ones write
+    each tensor in place as eager does. None where the per-tensor op is
+    missing or an argument is a tensor of per-tensor values
+    (`_foreach_addcdiv_.Tensor`)."""
+    schema = op._schema
+    per_tensor = getattr(torch.ops.aten, schema.name.split("::")[1].removeprefix("_foreach_"), None)
+    if per_tensor is None or any(a.name == "scalars" and str(a.type) == "Tensor" for a in schema.arguments):
+        return None
+    overloads = [getattr(per_tensor, name)._schema for name in per_tensor.overloads()]
+    widest = max(overloads, key=lambda s: sum(not a.kwarg_only for a in s.arguments))
+    positional_count = sum(not a.kwarg_only for a in widest.arguments)
+    keyword_names = [a.name for a in widest.arguments if a.kwarg_only]
+    names = [argument.name for argument in schema.arguments]
+    listed = {argument.name for argument in schema.arguments if str(argument.type).startswith("List[")}
+
+    def decomposition(*args, **kwargs):
+        count = len(next(v for n, v in zip(names, args) if n in listed))
+        results = []
+        for i in range(count):
+            positional = [v[i] if n in listed else v for n, v in zip(names, args)]
+            keywords = {n: v[i] if n in listed else v for n, v in kwargs.items()}
+            keywords |= dict(zip(keyword_names, positional[positional_count:]))
+            results.append(per_tensor(*positional[:positional_count], **keywords))
+        return results if schema.returns else None
+
+    return decomposition
+
+
 def _decomposition_of(op: torch._ops.OpOverload):
     """Ours, then PyTorch's core-ATen decomposition (it targets ATen ops the
     dialect mostly has), then the full table (which may produce prims)."""
-    return (
+    found = (
         _PURITY_OVERLOAD_DECOMPOSITIONS.get(op)
         or _PURITY_DECOMPOSITIONS.get(op._schema.name)
         or _CORE_ATEN_DECOMPOSITIONS.get(op)
         or decomposition_table.get(op)
     )
+    if found is None and op._schema.name.startswith("aten::_foreach_"):
+        found = _per_tensor(op)
+    return found
 
 
 def _unregistered_targets(gm: fx.GraphModule, context: Context) -> set[torch._ops.OpOverload]:
