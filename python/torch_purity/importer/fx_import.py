@@ -44,6 +44,7 @@ from torch_mlir.ir import (
     IntegerAttr,
     IntegerType,
     Location,
+    MLIRError,
     Module,
     Operation,
     StringAttr,
@@ -54,7 +55,7 @@ from torch_mlir.ir import (
 
 from .. import contract
 from ..errors import PurityError
-from ..ir_helpers.queries import non_value_type, value_type
+from ..ir_helpers.queries import aten_op_of_location, non_value_type, value_type
 from ..ops import METADATA_MUTATIONS, VIEW_OPS
 from .alias_analysis import analyze_aliases
 from .locations import innermost_user_frame, node_location, op_display_name, register_user_code, source_of
@@ -522,7 +523,8 @@ class _MutableGraphNodeImporter(tm_fx.GraphNodeImporter):
         if not canonical:
             return
         node = canonical
-        target = _scalar_overload(node)
+        # torch-mlir resolves Python arithmetic on symbolic scalars (`0.01 * item`) to an ATen scalar op.
+        target = concrete_target if concrete_target is not None else _scalar_overload(node)
         arguments = _float_scalars_for_float_tensors(node, target)
         functional = out_variant_functional(target)
         if functional is not None and self._c.is_registered_operation(mlir_op_name(functional)):
@@ -690,9 +692,16 @@ def _scalar_overload(node: fx.Node) -> torch._ops.OpOverload:
     """`aten.mul_.Tensor(t, 3)` -> `aten.mul_.Scalar`: the same semantics
     (a Python number is a wrapped scalar either way) without a 0-d literal."""
     target = node.target
-    if target._overloadname == "Tensor" and len(node.args) > 1 and isinstance(node.args[1], (int, float, bool)):
+    if target._overloadname == "Tensor" and len(node.args) > 1 and _is_scalar(node.args[1]):
         return getattr(target.overloadpacket, "Scalar", target)
     return target
+
+
+def _is_scalar(argument: object) -> bool:
+    """A Python number, or a node computing one (a symbolic scalar: `x.item()`, Dynamo's unspecialized floats)."""
+    if isinstance(argument, fx.Node):
+        argument = argument.meta.get("val")
+    return isinstance(argument, (int, float, bool, torch.SymInt, torch.SymFloat, torch.SymBool))
 
 
 # Ops that address their input's storage rather than its elements.
@@ -851,8 +860,15 @@ def import_graph(
             source=source_of(failing) if failing is not None else None,
         ) from error
     module = importer.module
-    if not module.operation.verify():
-        raise PurityError("import", "the imported module does not verify")
+    try:
+        module.operation.verify()
+    except MLIRError as error:
+        diagnostic = error.error_diagnostics[0] if error.error_diagnostics else None
+        raise PurityError(
+            "import",
+            "the imported module does not verify: " + (str(diagnostic.message) if diagnostic else str(error)),
+            op=aten_op_of_location(diagnostic.location) if diagnostic else None,
+        ) from None
     return module
 
 

@@ -1,0 +1,408 @@
+"""Training through Purity: forward + backward (+ optimizer) against eager.
+
+Each model runs several steps side by side with an eager copy; every step
+compares the loss, every gradient, the buffers (BatchNorm running
+statistics) and, after an optimizer step, the parameters. Tolerances cover
+fp32 reordering only (observed differences are ~1e-7).
+"""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+import torch
+from torch.utils._python_dispatch import TorchDispatchMode
+
+import torch_purity
+from torch_purity import PurityError
+
+ATOL, RTOL = 1e-5, 1e-4
+
+
+def assert_close(ours: torch.Tensor, eager: torch.Tensor, what: str) -> None:
+    torch.testing.assert_close(ours, eager, atol=ATOL, rtol=RTOL, msg=lambda m: f"{what}: {m}")
+
+
+def assert_same_state(model: torch.nn.Module, reference: torch.nn.Module, step: int) -> None:
+    for (name, ours), (_, eager) in zip(model.named_parameters(), reference.named_parameters()):
+        assert_close(ours, eager, f"step {step}: parameter {name}")
+        assert (ours.grad is None) == (eager.grad is None), f"step {step}: {name}.grad presence"
+        if eager.grad is not None:
+            assert_close(ours.grad, eager.grad, f"step {step}: gradient of {name}")
+    for (name, ours), (_, eager) in zip(model.named_buffers(), reference.named_buffers()):
+        assert_close(ours, eager, f"step {step}: buffer {name}")
+
+
+class MLPWithBatchNorm(torch.nn.Module):
+    def __init__(self, bias_before_norm: bool = True) -> None:
+        super().__init__()
+        self.layers = torch.nn.Sequential(
+            torch.nn.Linear(6, 16, bias=bias_before_norm),
+            torch.nn.BatchNorm1d(16),
+            torch.nn.ReLU(inplace=True),
+            torch.nn.Linear(16, 3),
+        )
+
+    def forward(self, x):
+        return self.layers(x)
+
+
+class SmallCNN(torch.nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.conv = torch.nn.Conv2d(3, 4, 3, padding=1)
+        self.bn = torch.nn.BatchNorm2d(4)
+        self.fc = torch.nn.Linear(4 * 6 * 6, 5)
+
+    def forward(self, x):
+        return self.fc(torch.relu(self.bn(self.conv(x))).flatten(1))
+
+
+class AttentionBlock(torch.nn.Module):
+    """Pre-norm self-attention whose output projection is scaled in place."""
+
+    def __init__(self, width: int = 8, heads: int = 2) -> None:
+        super().__init__()
+        self.norm = torch.nn.LayerNorm(width)
+        self.qkv = torch.nn.Linear(width, 3 * width)
+        self.out = torch.nn.Linear(width, width)
+        self.heads = heads
+
+    def forward(self, x):
+        batch, length, width = x.shape
+        head = width // self.heads
+        q, k, v = self.qkv(self.norm(x)).chunk(3, dim=-1)
+        q, k, v = (t.view(batch, length, self.heads, head).transpose(1, 2) for t in (q, k, v))
+        attention = ((q @ k.transpose(-1, -2)) / head**0.5).softmax(-1)
+        mixed = (attention @ v).transpose(1, 2).reshape(batch, length, width)
+        projected = self.out(mixed)
+        projected.mul_(0.5)  # an in-place op on an activation autograd saved nothing of
+        return x + projected
+
+
+MODELS = {
+    "mlp_batchnorm": (MLPWithBatchNorm, lambda: torch.randn(8, 6)),
+    "cnn_batchnorm": (SmallCNN, lambda: torch.randn(2, 3, 6, 6)),
+    "attention_layernorm": (AttentionBlock, lambda: torch.randn(2, 4, 8)),
+}
+
+
+def _compile(model: torch.nn.Module, entry: str):
+    if entry == "torch.compile":
+        return torch.compile(model, backend="purity")
+    return torch_purity.compile(model)
+
+
+@pytest.mark.parametrize("entry", ["torch_purity.compile", "torch.compile"])
+@pytest.mark.parametrize("name", list(MODELS))
+def test_model_trains_like_eager(name: str, entry: str) -> None:
+    torch.manual_seed(0)
+    make_model, make_input = MODELS[name]
+    model = make_model()
+    reference = copy.deepcopy(model)
+    compiled = _compile(model, entry)
+    for step in range(3):
+        x = make_input()
+        loss = compiled(x).square().mean()
+        expected = reference(x).square().mean()
+        assert loss.requires_grad and loss.grad_fn is not None
+        loss.backward()
+        expected.backward()
+        assert_close(loss.detach(), expected.detach(), f"step {step}: loss")
+        assert_same_state(model, reference, step)
+        with torch.no_grad():
+            for ours, eager in zip(model.parameters(), reference.parameters()):
+                ours -= 0.1 * ours.grad
+                eager -= 0.1 * eager.grad
+        model.zero_grad()
+        reference.zero_grad()
+
+
+def test_regularized_loss_keeps_the_models_gradient() -> None:
+    """The issue's silently wrong case: a loss adding a regularizer on the
+    parameters to the compiled output; every gradient has both parts."""
+    torch.manual_seed(1)
+    model = MLPWithBatchNorm()
+    reference = copy.deepcopy(model)
+    compiled = torch.compile(model, backend="purity")
+    for step in range(3):
+        x = torch.randn(8, 6)
+        losses = []
+        for net, run in ((model, compiled), (reference, reference)):
+            regularizer = 1e-3 * sum(p.square().sum() for p in net.parameters())
+            losses.append(run(x).sum() + regularizer)
+            losses[-1].backward()
+        assert_close(losses[0].detach(), losses[1].detach(), f"step {step}: loss")
+        assert_same_state(model, reference, step)
+        for p in model.parameters():
+            assert not torch.allclose(p.grad, 2e-3 * p.detach()), "the model's contribution was dropped"
+        model.zero_grad()
+        reference.zero_grad()
+
+
+def _optimizer(kind: str, parameters, foreach: bool) -> torch.optim.Optimizer:
+    if kind == "sgd_momentum":
+        return torch.optim.SGD(parameters, lr=0.05, momentum=0.9, foreach=foreach)
+    if kind == "adam":
+        return torch.optim.Adam(parameters, lr=0.01, foreach=foreach)
+    return torch.optim.AdamW(parameters, lr=0.01, weight_decay=0.1, foreach=foreach)
+
+
+@pytest.mark.parametrize("foreach", [False, True], ids=["for_loop", "foreach"])
+@pytest.mark.parametrize("kind", ["sgd_momentum", "adam", "adamw"])
+def test_compiled_optimizer_step_writes_like_eager(kind: str, foreach: bool) -> None:
+    torch.manual_seed(2)
+    model = torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.Tanh(), torch.nn.Linear(8, 2))
+    reference = copy.deepcopy(model)
+    optimizer = _optimizer(kind, model.parameters(), foreach)
+    eager_optimizer = _optimizer(kind, reference.parameters(), foreach)
+    step = torch.compile(optimizer.step, backend="purity")
+    parameters = list(model.parameters())
+    for number in range(3):
+        x = torch.randn(5, 4)
+        model(x).square().sum().backward()
+        reference(x).square().sum().backward()
+        storages = [p.untyped_storage().data_ptr() for p in parameters]
+        step()
+        eager_optimizer.step()
+        # Written in place, as eager writes them: the same tensors, the same memory.
+        assert [p.untyped_storage().data_ptr() for p in model.parameters()] == storages
+        assert_same_state(model, reference, number)
+        ours, eager = optimizer.state_dict()["state"], eager_optimizer.state_dict()["state"]
+        for index, entries in eager.items():
+            for key, value in entries.items():
+                if isinstance(value, torch.Tensor):
+                    assert_close(ours[index][key], value, f"step {number}: optimizer state {index}.{key}")
+        optimizer.zero_grad()
+        eager_optimizer.zero_grad()
+
+
+@pytest.mark.parametrize("kind", ["sgd_momentum", "adam"])
+def test_training_loop_with_compiled_model_and_optimizer(kind: str) -> None:
+    torch.manual_seed(3)
+    # A bias right before BatchNorm has a gradient of zero plus rounding
+    # noise, which Adam normalizes to full steps of either sign: no bias there
+    # (as usual before a norm), so that fp32 reordering stays small.
+    model = MLPWithBatchNorm(bias_before_norm=False)
+    reference = copy.deepcopy(model)
+    compiled = torch_purity.compile(model)
+    optimizer = _optimizer(kind, model.parameters(), foreach=True)
+    eager_optimizer = _optimizer(kind, reference.parameters(), foreach=True)
+    step = torch.compile(optimizer.step, backend="purity")
+    for number in range(5):
+        x, target = torch.randn(8, 6), torch.randn(8, 3)
+        loss = torch.nn.functional.mse_loss(compiled(x), target)
+        expected = torch.nn.functional.mse_loss(reference(x), target)
+        loss.backward()
+        expected.backward()
+        assert_close(loss.detach(), expected.detach(), f"step {number}: loss")
+        step()
+        eager_optimizer.step()
+        assert_same_state(model, reference, number)
+        optimizer.zero_grad()
+        eager_optimizer.zero_grad()
+
+
+class _KernelLog(TorchDispatchMode):
+    def __init__(self) -> None:
+        super().__init__()
+        self.ops: set[str] = set()
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        self.ops.add(func.overloadpacket.__name__)
+        return func(*args, **(kwargs or {}))
+
+
+_BACKWARD_KERNELS = {"mm", "addmm", "convolution_backward", "native_batch_norm_backward", "threshold_backward"}
+
+
+@pytest.mark.parametrize("name", ["mlp_batchnorm", "cnn_batchnorm"])
+def test_backward_runs_compiled(name: str) -> None:
+    """backward() runs no eager matmul, convolution or batch-norm kernel: the
+    compiled backward computed the gradients (eager's backward, logged the
+    same way, runs them)."""
+    torch.manual_seed(4)
+    make_model, make_input = MODELS[name]
+    model = make_model()
+    reference = copy.deepcopy(model)
+    x = make_input()
+    loss = torch_purity.compile(model)(x).sum()
+    with _KernelLog() as ours:
+        loss.backward()
+    expected = reference(x).sum()
+    with _KernelLog() as eager:
+        expected.backward()
+    assert eager.ops & _BACKWARD_KERNELS, "the log must see eager's backward kernels"
+    assert not ours.ops & _BACKWARD_KERNELS, f"eager kernels ran in the backward: {ours.ops & _BACKWARD_KERNELS}"
+    assert_same_state(model, reference, 0)
+
+
+# ----------------------------------------------------------------------------
+# Autograd semantics
+# ----------------------------------------------------------------------------
+
+
+def _programs():
+    def scale_and_exp(w, x):
+        return (w * x).exp()
+
+    def two_outputs_one_integer(w, x):
+        y = w @ x
+        return y, y.argmax()
+
+    def unused_weight(w, unused, x):
+        return w * x
+
+    def view_of_input(w, x):
+        return (w * x).sum(), x.view(-1)
+
+    def written_buffer(w, stat, x):
+        stat.mul_(0.9).add_(x.mean(0) * 0.1)
+        return (w * x).tanh()
+
+    return {
+        "scale_and_exp": (scale_and_exp, lambda: [torch.randn(3, requires_grad=True), torch.randn(3)]),
+        "integer_output": (
+            two_outputs_one_integer,
+            lambda: [torch.randn(3, 4, requires_grad=True), torch.randn(4, 2)],
+        ),
+        "unused_weight": (
+            unused_weight,
+            lambda: [torch.randn(3, requires_grad=True), torch.randn(3, requires_grad=True), torch.randn(3)],
+        ),
+        "view_of_input": (view_of_input, lambda: [torch.randn(2, 3, requires_grad=True), torch.randn(2, 3)]),
+        "written_buffer": (
+            written_buffer,
+            lambda: [torch.randn(4, requires_grad=True), torch.zeros(4), torch.randn(2, 4)],
+        ),
+    }
+
+
+PROGRAMS = _programs()
+
+
+@pytest.mark.parametrize("name", list(PROGRAMS))
+def test_gradients_and_effects_match_eager(name: str) -> None:
+    """Outputs require grad exactly where eager's do; gradients (None where
+    eager's stay None), written inputs and outputs match eager's."""
+    program, make = PROGRAMS[name]
+    torch.manual_seed(5)
+    inputs = make()
+    eager_inputs = [t.detach().clone().requires_grad_(t.requires_grad) for t in inputs]
+    compiled = torch_purity.compile(program)
+    ours = compiled(*inputs)
+    expected = program(*eager_inputs)
+    ours_flat = ours if isinstance(ours, tuple) else (ours,)
+    expected_flat = expected if isinstance(expected, tuple) else (expected,)
+    for index, (a, b) in enumerate(zip(ours_flat, expected_flat)):
+        assert a.requires_grad == b.requires_grad, f"output {index}: requires_grad"
+        torch.testing.assert_close(a.detach(), b.detach(), atol=ATOL, rtol=RTOL)
+    differentiable = [(a, b) for a, b in zip(ours_flat, expected_flat) if b.requires_grad]
+    sum(a.float().sum() for a, _ in differentiable).backward()
+    sum(b.float().sum() for _, b in differentiable).backward()
+    for index, (a, b) in enumerate(zip(inputs, eager_inputs)):
+        assert_close(a.detach(), b.detach(), f"input {index} after the call")
+        assert (a.grad is None) == (b.grad is None), f"input {index}: .grad presence"
+        if b.grad is not None:
+            assert_close(a.grad, b.grad, f"gradient of input {index}")
+
+
+def test_output_viewing_an_input_is_a_view() -> None:
+    program, make = PROGRAMS["view_of_input"]
+    w, x = make()
+    _, flat = torch_purity.compile(program)(w, x)
+    assert flat.untyped_storage().data_ptr() == x.untyped_storage().data_ptr()
+
+
+def test_no_grad_inference_is_unchanged() -> None:
+    """Under torch.no_grad() the program compiles for inference (outputs
+    without grad_fn, as eager's), while grad mode gets a training entry."""
+    program, make = PROGRAMS["scale_and_exp"]
+    w, x = make()
+    compiled = torch_purity.compile(program)
+    with torch.no_grad():
+        inference = compiled(w, x)
+    assert not inference.requires_grad and inference.grad_fn is None
+    training = compiled(w, x)
+    assert training.requires_grad
+    assert len(compiled.cache) == 2
+    assert_close(inference, training.detach(), "inference vs training output")
+    entries = list(compiled.cache.values())
+    assert [entry.backward is not None for entry in entries] == [False, True]
+
+
+def test_retain_graph_allows_a_second_backward() -> None:
+    program, make = PROGRAMS["scale_and_exp"]
+    w, x = make()
+    w_eager = w.detach().clone().requires_grad_()
+    out = torch_purity.compile(program)(w, x).sum()
+    out.backward(retain_graph=True)
+    out.backward()
+    expected = program(w_eager, x).sum()
+    expected.backward(retain_graph=True)
+    expected.backward()
+    assert_close(w.grad, w_eager.grad, "gradient after two backwards")
+    with pytest.raises(RuntimeError, match="backward through the graph a second time"):
+        out.backward()
+
+
+def test_double_backward_is_refused() -> None:
+    program, make = PROGRAMS["scale_and_exp"]
+    w, x = make()
+    out = torch_purity.compile(program)(w, x).sum()
+    with pytest.raises(PurityError, match="double backward"):
+        torch.autograd.grad(out, w, create_graph=True)
+
+
+def test_writing_a_leaf_that_requires_grad_fails_like_eager() -> None:
+    def program(w):
+        w.mul_(2)
+        return w.sum()
+
+    w = torch.randn(3, requires_grad=True)
+    with pytest.raises(RuntimeError, match="leaf Variable that requires grad"):
+        program(w.detach().clone().requires_grad_())
+    before = w.detach().clone()
+    with pytest.raises(PurityError, match="leaf Variable that requires grad"):
+        torch_purity.compile(program)(w)
+    assert torch.equal(w.detach(), before)
+
+
+def test_writing_a_non_leaf_that_requires_grad_is_refused_before_running() -> None:
+    def program(h):
+        h.mul_(2)
+        return h.sum()
+
+    w = torch.randn(3, requires_grad=True)
+    h = w * 1
+    before = h.detach().clone()
+    with pytest.raises(PurityError, match="writes input:0 in place, which requires grad"):
+        torch_purity.compile(program)(h)
+    assert torch.equal(h.detach(), before)
+
+
+def test_captured_parameter_gets_its_gradient() -> None:
+    """A function reading a parameter it closes over (not an argument)."""
+    torch.manual_seed(6)
+    weight = torch.nn.Parameter(torch.randn(4, 3))
+
+    def program(x):
+        return (x @ weight).relu().sum()
+
+    x = torch.randn(2, 4)
+    compiled = torch_purity.compile(program)
+    compiled(x).backward()
+    ours = weight.grad.clone()
+    weight.grad = None
+    program(x).backward()
+    assert_close(ours, weight.grad, "gradient of the captured parameter")
+    with torch.no_grad():
+        assert not compiled(x).requires_grad
+
+
+def test_saving_a_training_entry_is_refused(tmp_path) -> None:
+    program, make = PROGRAMS["scale_and_exp"]
+    compiled = torch_purity.compile(program, *make())
+    with pytest.raises(PurityError, match="compiled for training"):
+        compiled.save(tmp_path / "saved")
