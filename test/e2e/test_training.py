@@ -9,6 +9,10 @@ fp32 reordering only (observed differences are ~1e-7).
 from __future__ import annotations
 
 import copy
+import re
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 import torch
@@ -406,3 +410,41 @@ def test_saving_a_training_entry_is_refused(tmp_path) -> None:
     compiled = torch_purity.compile(program, *make())
     with pytest.raises(PurityError, match="compiled for training"):
         compiled.save(tmp_path / "saved")
+
+
+# ----------------------------------------------------------------------------
+# purity run on a training program
+# ----------------------------------------------------------------------------
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_purity_run_reports_forward_writes_saved_tensors_and_gradients() -> None:
+    result = subprocess.run(
+        [str(Path(sys.executable).parent / "purity"), "run", str(ROOT / "examples" / "mlp_batchnorm_training.py")],
+        capture_output=True,
+        text=True,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    out = result.stdout
+    assert "write of buffer:1.running_mean" in out
+    assert "the mutations above happen once, in the compiled forward" in out
+    assert "param:1.weight: the caller's tensor, kept by reference" in out
+    assert re.search(r"saved for the backward: \d+ tensors, \d+ bytes computed by the forward", out)
+    assert "check against eager: gradients, outputs" in out
+
+
+def test_gradient_check_of_purity_run_catches_a_wrong_gradient() -> None:
+    """The comparison `purity run` uses finds a gradient that differs."""
+    from torch_purity.tools.purity import compare_gradients
+
+    def program(w, x):
+        return (w * x).sum()
+
+    def wrong(w, x):
+        return (w * x * 1.5).sum()
+
+    inputs = (torch.randn(3, requires_grad=True), torch.randn(3))
+    problems = compare_gradients(program, wrong, wrong, inputs)
+    assert problems and "gradient of input 0 differs" in problems[0]
+    assert compare_gradients(program, program, torch_purity.compile(program), inputs) == []

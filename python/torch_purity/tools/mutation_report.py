@@ -59,3 +59,28 @@ def describe_mutations(
             f"{record.op} at {record.location or 'unknown location'}: {record.kind} of {shown_target}{via}; {lowering}"
         )
     return lines
+
+
+def describe_saved(forward, backward, input_names: list[str]) -> tuple[list[str], int]:
+    """For a training entry (the calling conventions of its @forward and
+    @backward): one line per tensor the forward keeps for the backward, and
+    the bytes of those the forward computed (inputs and outputs are kept by
+    reference and cost nothing extra)."""
+    shapes = dict(forward.result_storage)
+    lines, computed = [], 0
+    for kind, index in backward.backward_arguments:
+        if kind == "argument":
+            name = input_names[index] if index < len(input_names) else f"argument {index}"
+            lines.append(f"{name}: the caller's tensor, kept by reference")
+        elif kind == "output":
+            lines.append(f"output {index}: kept by reference")
+        elif kind == "saved":
+            result = forward.saved_results[index]
+            shape, dtype = shapes.get(result, ()), forward.result_dtypes[result]
+            count = 1
+            for size in shape:
+                count *= size
+            size_bytes = count * (dtype.itemsize if dtype is not None else 1)
+            computed += size_bytes
+            lines.append(f"an intermediate {list(shape)} {str(dtype).removeprefix('torch.')}: {size_bytes} bytes")
+    return lines, computed

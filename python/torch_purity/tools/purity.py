@@ -48,7 +48,7 @@ from ..driver.lowering_worker import signal_name
 from ..errors import PurityError
 from ..iree.targets import TARGETS
 from ..pipeline import STAGES
-from .mutation_report import describe_mutations
+from .mutation_report import describe_mutations, describe_saved
 
 
 class CommandError(Exception):
@@ -123,6 +123,16 @@ def command_run(args: argparse.Namespace) -> int:
     for line in mutations:
         print(f"  {line}")
 
+    if entry.backward is not None:
+        saved, computed = describe_saved(entry.convention, entry.backward.convention, entry.input_names)
+        print(
+            "training: inputs require grad, so the joint graph (forward and backward) was traced, "
+            "functionalized and partitioned; the mutations above happen once, in the compiled forward"
+        )
+        print(f"saved for the backward: {len(saved)} tensors, {computed} bytes computed by the forward")
+        for line in saved:
+            print(f"  {line}")
+
     checks = entry.convention.index_checks[1] if entry.convention.index_checks else ()
     print(
         f"index checks in the compiled program: {len(checks)}"
@@ -140,9 +150,11 @@ def command_run(args: argparse.Namespace) -> int:
         for (name, got), (_, want) in zip(program.state_dict().items(), eager_program.state_dict().items()):
             if not torch.allclose(got.double(), want.double(), atol=1e-5, rtol=1e-5):
                 report.problems.append(f"module state '{name}' differs from eager after the call")
+    if entry.backward is not None:
+        report.problems.extend(compare_gradients(eager_program, program, compiled, inputs))
     if report.ok:
         print(
-            f"check against eager: outputs, inputs{' and captured state' if entry.captured else ''} after the "
+            f"check against eager: {'gradients, ' if entry.backward is not None else ''}outputs, inputs{' and captured state' if entry.captured else ''} after the "
             "call and output aliasing match "
             f"(max abs difference {report.max_abs_difference:.3g})"
         )
@@ -171,6 +183,37 @@ def command_run(args: argparse.Namespace) -> int:
             print(f"\n// ---- {stage.name}: {stage.summary} ----")
             print(entry.lowered.stage_ir[stage.name])
     return 0 if report.ok else 1
+
+
+def _gradients(program, run, inputs: Sequence[object]) -> list[tuple[str, torch.Tensor | None]]:
+    """One forward and backward (of the sum of every output that requires
+    grad) on copies of the inputs: the gradient of each input and parameter
+    that requires grad."""
+    copies = [
+        t.detach().clone().requires_grad_(t.requires_grad) if isinstance(t, torch.Tensor) else t for t in inputs
+    ]
+    outputs = [o for o in torch.utils._pytree.tree_leaves(run(*copies)) if isinstance(o, torch.Tensor)]
+    differentiable = [o.sum() for o in outputs if o.requires_grad]
+    if differentiable:
+        torch.stack(differentiable).sum().backward()
+    found = [(f"input {i}", c.grad) for i, c in enumerate(copies) if isinstance(c, torch.Tensor) and c.requires_grad]
+    if isinstance(program, torch.nn.Module):
+        found += [(f"parameter {name}", p.grad) for name, p in program.named_parameters() if p.requires_grad]
+        program.zero_grad(set_to_none=True)
+    return found
+
+
+def compare_gradients(eager_program, program, compiled, inputs: Sequence[object]) -> list[str]:
+    """Problems found comparing the compiled program's gradients with eager's."""
+    problems = []
+    expected = _gradients(eager_program, eager_program, inputs)
+    for (name, got), (_, want) in zip(_gradients(program, compiled, inputs), expected):
+        if (got is None) != (want is None):
+            problems.append(f"gradient of {name}: {'none' if got is None else 'one'} where eager has the opposite")
+        elif got is not None and not torch.allclose(got.double(), want.double(), atol=1e-4, rtol=1e-4):
+            difference = (got.double() - want.double()).abs().max().item()
+            problems.append(f"gradient of {name} differs from eager's (max abs difference {difference:.3g})")
+    return problems
 
 
 # Set in the child processes `purity run` and `purity fuzz` run their work in.
