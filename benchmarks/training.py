@@ -103,7 +103,7 @@ def make_step(workload: Workload, system: str) -> tuple[Callable[[], None], torc
 
 
 def check_against_eager(workload: Workload, steps: dict[str, Callable], models: dict[str, torch.nn.Module]) -> None:
-    for system, step in steps.items():
+    for step in steps.values():
         step()
     reference = models["eager"]
     for system, model in models.items():
@@ -187,7 +187,8 @@ def main() -> int:
             for system in ("eager", "purity"):
                 total, transient = saved_bytes(workload, system)
                 print(
-                    f"  saved for backward ({system}): {total / 1024:.1f} KiB, {transient / 1024:.1f} KiB beyond parameters and input"
+                    f"  saved for backward ({system}): {total / 1024:.1f} KiB, "
+                    f"{transient / 1024:.1f} KiB beyond parameters and input"
                 )
     return 0
 

@@ -124,25 +124,9 @@ def command_run(args: argparse.Namespace) -> int:
         print(f"  {line}")
 
     if entry.backward is not None:
-        saved, computed = describe_saved(entry.convention, entry.backward.convention, entry.input_names)
-        print(
-            "training: inputs require grad, so the joint graph (forward and backward) was traced, "
-            "functionalized and partitioned; the mutations above happen once, in the compiled forward"
-        )
-        print(f"saved for the backward: {len(saved)} tensors, {computed} bytes computed by the forward")
-        for line in saved:
-            print(f"  {line}")
+        _report_training(entry)
 
-    checks = entry.convention.index_checks[1] if entry.convention.index_checks else ()
-    print(
-        f"index checks in the compiled program: {len(checks)}"
-        + (" (an out-of-range index raises PurityIndexError before any write)" if checks else "")
-    )
-    for check in checks:
-        print(
-            f"  {check.op} at {check.location or 'an unknown line'}: "
-            f"{check.count} indices clamped into range and checked"
-        )
+    _report_index_checks(entry)
 
     captured_names = entry.input_names[len(entry.input_names) - len(entry.captured) :]
     report = compare(eager_program, compiled, inputs, state=list(zip(captured_names, entry.captured)))
@@ -153,9 +137,10 @@ def command_run(args: argparse.Namespace) -> int:
     if entry.backward is not None:
         report.problems.extend(compare_gradients(eager_program, program, compiled, inputs))
     if report.ok:
+        gradients = "gradients, " if entry.backward is not None else ""
         print(
-            f"check against eager: {'gradients, ' if entry.backward is not None else ''}outputs, inputs{' and captured state' if entry.captured else ''} after the "
-            "call and output aliasing match "
+            f"check against eager: {gradients}outputs, inputs{' and captured state' if entry.captured else ''} "
+            "after the call and output aliasing match "
             f"(max abs difference {report.max_abs_difference:.3g})"
         )
     else:
@@ -185,13 +170,35 @@ def command_run(args: argparse.Namespace) -> int:
     return 0 if report.ok else 1
 
 
+def _report_index_checks(entry) -> None:
+    checks = entry.convention.index_checks[1] if entry.convention.index_checks else ()
+    print(
+        f"index checks in the compiled program: {len(checks)}"
+        + (" (an out-of-range index raises PurityIndexError before any write)" if checks else "")
+    )
+    for check in checks:
+        print(
+            f"  {check.op} at {check.location or 'an unknown line'}: "
+            f"{check.count} indices clamped into range and checked"
+        )
+
+
+def _report_training(entry) -> None:
+    saved, computed = describe_saved(entry.convention, entry.backward.convention, entry.input_names)
+    print(
+        "training: inputs require grad, so the joint graph (forward and backward) was traced, "
+        "functionalized and partitioned; the mutations above happen once, in the compiled forward"
+    )
+    print(f"saved for the backward: {len(saved)} tensors, {computed} bytes computed by the forward")
+    for line in saved:
+        print(f"  {line}")
+
+
 def _gradients(program, run, inputs: Sequence[object]) -> list[tuple[str, torch.Tensor | None]]:
     """One forward and backward (of the sum of every output that requires
     grad) on copies of the inputs: the gradient of each input and parameter
     that requires grad."""
-    copies = [
-        t.detach().clone().requires_grad_(t.requires_grad) if isinstance(t, torch.Tensor) else t for t in inputs
-    ]
+    copies = [t.detach().clone().requires_grad_(t.requires_grad) if isinstance(t, torch.Tensor) else t for t in inputs]
     outputs = [o for o in torch.utils._pytree.tree_leaves(run(*copies)) if isinstance(o, torch.Tensor)]
     differentiable = [o.sum() for o in outputs if o.requires_grad]
     if differentiable:
