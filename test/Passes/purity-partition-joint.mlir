@@ -154,3 +154,22 @@ func.func @inference(%x: !torch.vtensor<[4],f32>) -> !torch.vtensor<[4],f32> {
   %y = torch.aten.exp %x : !torch.vtensor<[4],f32> -> !torch.vtensor<[4],f32>
   return %y : !torch.vtensor<[4],f32>
 }
+
+// -----
+
+// The backward reads the final value of a written buffer: the caller's
+// tensor holds it once the forward ran, so it is kept by reference
+// (`purity.saved_argument`), not returned a second time.
+// CHECK-LABEL: func.func @forward(
+// CHECK-SAME: -> (!torch.vtensor<[3],f32>, !torch.vtensor<[3],f32> {purity.written_input = 1 : i64})
+// CHECK-NOT: purity.saved =
+// CHECK-LABEL: func.func @backward(
+// CHECK-SAME: %[[NEW:[^:]*]]: !torch.vtensor<[3],f32> {purity.saved_argument = 1 : i64}, %[[G:[^:]*]]: !torch.vtensor<[3],f32> {purity.tangent = 0 : i64})
+// CHECK: torch.aten.mul.Tensor %[[G]], %[[NEW]]
+func.func @main(%w: !torch.vtensor<[3],f32>, %buffer: !torch.vtensor<[3],f32> {purity.input = "buffer:b"}, %g: !torch.vtensor<[3],f32> {purity.tangent = 0 : i64}) -> (!torch.vtensor<[3],f32>, !torch.vtensor<[3],f32> {purity.gradient_of = 0 : i64}, !torch.vtensor<[3],f32> {purity.written_input = 1 : i64}) {
+  %int1 = torch.constant.int 1
+  %new = torch.aten.add.Tensor %buffer, %w, %int1 : !torch.vtensor<[3],f32>, !torch.vtensor<[3],f32>, !torch.int -> !torch.vtensor<[3],f32>
+  %y = torch.aten.mul.Tensor %new, %w : !torch.vtensor<[3],f32>, !torch.vtensor<[3],f32> -> !torch.vtensor<[3],f32>
+  %gw = torch.aten.mul.Tensor %g, %new : !torch.vtensor<[3],f32>, !torch.vtensor<[3],f32> -> !torch.vtensor<[3],f32>
+  return %y, %gw, %new : !torch.vtensor<[3],f32>, !torch.vtensor<[3],f32>, !torch.vtensor<[3],f32>
+}

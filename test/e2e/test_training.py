@@ -448,3 +448,39 @@ def test_gradient_check_of_purity_run_catches_a_wrong_gradient() -> None:
     problems = compare_gradients(program, wrong, wrong, inputs)
     assert problems and "gradient of input 0 differs" in problems[0]
     assert compare_gradients(program, program, torch_purity.compile(program), inputs) == []
+
+
+def test_backward_after_the_optimizer_wrote_a_saved_parameter_fails_like_eager() -> None:
+    """Eager refuses a backward through a parameter an optimizer step wrote
+    in place after the forward saved it; so does Purity (the compiled step
+    writes the parameter in IREE, and the write bumps its version)."""
+    torch.manual_seed(7)
+    model = torch.nn.Linear(4, 4)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+    step = torch.compile(optimizer.step, backend="purity")
+    compiled = torch_purity.compile(lambda x: model(model(x).tanh()))  # the backward reads the weight
+    for p in model.parameters():
+        p.grad = torch.randn_like(p)
+    step()
+    step()  # from the second call on, the parameters cross to IREE as their own memory, written in place
+    loss = compiled(torch.randn(2, 4)).sum()
+    step()
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        loss.backward()
+
+
+def test_an_input_iree_writes_in_place_gets_a_new_version() -> None:
+    """A write IREE does in the caller's memory bumps the tensor's version
+    like a torch in-place op, which autograd's saved-tensor check reads."""
+
+    def update(p, g):
+        p.add_(g, alpha=-0.1)
+
+    p, g = torch.randn(64), torch.randn(64)
+    compiled = torch_purity.compile(update)
+    for _ in range(3):
+        before = p._version
+        compiled(p, g)
+        assert p._version > before
+    entry = next(iter(compiled.cache.values()))
+    assert entry.hand_over == "in place" and entry._tied_results, "the last calls wrote p in IREE"

@@ -330,7 +330,7 @@ class CompiledProgram:
         state_names, state = self._state() if self._module is not None else ((), ())
         leaves, structure = flatten_arguments(state, (*args, kwargs) if kwargs else args)
         key = (_KeywordCall(structure) if kwargs else structure, input_signature(leaves), _grad_key(leaves))
-        entry = self.cache.get(key)
+        entry = self.cache.get(key) or self._inference_entry_for(key)
         if entry is not None and entry.guarded and not entry.still_valid(leaves):
             entry = None  # a captured tensor was rebound, or Python state changed: compile again
         if entry is None:
@@ -345,6 +345,19 @@ class CompiledProgram:
             entry = build_entry(on_leaves, leaves, state_names, self.target, self.dump_dir, self.program, roots)
             self.cache[key] = entry
         return entry, leaves
+
+    def _inference_entry_for(self, key: tuple) -> CompiledEntry | None:
+        """An inference entry compiled in the other grad mode that serves
+        this call as well: with no argument requiring grad, grad mode
+        matters only through captured tensors requiring grad."""
+        if key[2] is None:  # grad mode off: any inference entry of these arguments
+            entry = self.cache.get((*key[:2], ()))
+            return entry if entry is not None and entry.backward is None else None
+        if key[2] == ():  # grad mode on, no argument requires grad
+            entry = self.cache.get((*key[:2], None))
+            if entry is not None and not any(t.requires_grad for t in entry.captured):
+                return entry
+        return None
 
     def __call__(self, *args, **kwargs):
         entry, leaves = self.entry_for(*args, **kwargs)

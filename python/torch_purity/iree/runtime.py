@@ -221,6 +221,12 @@ class Executable:
             in_place = convention.tied_inputs.intersection(imported)
             copied_back = [(r, i) for r, i in convention.written_inputs if i not in in_place]
             self._copied_back[tuple(imported)] = copied_back
+        for _, input_index in self._tied_results:
+            if input_index in imported:
+                # IREE wrote the caller's memory directly: bump its version as
+                # torch's own in-place ops do, so autograd still refuses a
+                # backward through a saved tensor written since (as eager).
+                torch.autograd.graph.increment_version(tensors[input_index])
         if copied_back or convention.metadata_mutations:
             with torch.no_grad():
                 for result_index, input_index in copied_back:

@@ -16,7 +16,8 @@ The pass replaces the joint function by
 - `@backward(saved, tangents) -> gradients`: what only the gradients need.
   A backward argument `purity.saved_argument = i` is the forward's argument i
   itself (the caller's tensor, kept by reference as eager autograd keeps
-  inputs); each other saved argument comes from the forward's result
+  inputs; once the forward ran it holds the final value of a written input,
+  so a saved final value is kept that way too); each other saved argument comes from the forward's result
   `purity.saved` = its index; tangent arguments keep `purity.tangent`,
   results `purity.gradient_of`.
 
@@ -327,9 +328,17 @@ class _Partition:
 
     def _build_backward(self, backward: set[Operation], saved: list) -> None:
         outputs = self._output_numbers()
-        by_reference = [v for v in saved if self._argument_by_reference(v)]
-        as_outputs = [v for v in saved if not self._argument_by_reference(v) and v in outputs]
-        kept = [v for v in saved if not self._argument_by_reference(v) and v not in outputs]
+        # The caller's tensor of a written input holds its final value once the forward ran.
+        final_values = {
+            self.results[i]: _int(self.res_attrs[i][contract.WRITTEN_INPUT])
+            for i in self.forward_results
+            if contract.WRITTEN_INPUT in self.res_attrs[i]
+        }
+        arguments = {v: v.arg_number for v in saved if self._argument_by_reference(v)}
+        arguments |= {v: final_values[v] for v in saved if v in final_values and v not in arguments}
+        by_reference = [v for v in saved if v in arguments]
+        as_outputs = [v for v in saved if v not in arguments and v in outputs]
+        kept = [v for v in saved if v not in arguments and v not in outputs]
         self.first_saved_result, self.saved_results = len(by_reference) + len(as_outputs), kept
         inputs = [*by_reference, *as_outputs, *kept]
         tangent_values = [self.block.arguments[i] for i in self.tangents]
@@ -351,7 +360,7 @@ class _Partition:
             with self.return_op.location:
                 func.ReturnOp([mapping[v] for v in gradients])
         arg_attrs = [
-            DictAttr.get({contract.SAVED_ARGUMENT: i64_attr(self._forward_index(v.arg_number))}) for v in by_reference
+            DictAttr.get({contract.SAVED_ARGUMENT: i64_attr(self._forward_index(arguments[v]))}) for v in by_reference
         ]
         arg_attrs += [DictAttr.get({contract.SAVED_OUTPUT: i64_attr(outputs[v])}) for v in as_outputs]
         arg_attrs += [DictAttr.get({}) for _ in kept]
