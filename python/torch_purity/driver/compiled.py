@@ -330,9 +330,10 @@ class CompiledProgram:
         state_names, state = self._state() if self._module is not None else ((), ())
         leaves, structure = flatten_arguments(state, (*args, kwargs) if kwargs else args)
         key = (_KeywordCall(structure) if kwargs else structure, input_signature(leaves), _grad_key(leaves))
-        entry = self.cache.get(key) or self._inference_entry_for(key)
+        found_at, entry = self._lookup(key)
         if entry is not None and entry.guarded and not entry.still_valid(leaves):
-            entry = None  # a captured tensor was rebound, or Python state changed: compile again
+            del self.cache[found_at]  # a captured tensor was rebound, or Python state changed: compile again
+            entry = None
         if entry is None:
             self._check_arguments(args, kwargs)
             program = self._callable(len(state))
@@ -346,18 +347,25 @@ class CompiledProgram:
             self.cache[key] = entry
         return entry, leaves
 
-    def _inference_entry_for(self, key: tuple) -> CompiledEntry | None:
-        """An inference entry compiled in the other grad mode that serves
-        this call as well: with no argument requiring grad, grad mode
-        matters only through captured tensors requiring grad."""
+    def _lookup(self, key: tuple) -> tuple[tuple, CompiledEntry | None]:
+        """The entry for `key` and the key it is cached under: its own, or an
+        inference entry compiled in the other grad mode that serves this call
+        as well (with no argument requiring grad, grad mode matters only
+        through captured tensors requiring grad)."""
+        entry = self.cache.get(key)
+        if entry is not None:
+            return key, entry
         if key[2] is None:  # grad mode off: any inference entry of these arguments
-            entry = self.cache.get((*key[:2], ()))
-            return entry if entry is not None and entry.backward is None else None
-        if key[2] == ():  # grad mode on, no argument requires grad
-            entry = self.cache.get((*key[:2], None))
+            other = (*key[:2], ())
+            entry = self.cache.get(other)
+            if entry is not None and entry.backward is None:
+                return other, entry
+        elif key[2] == ():  # grad mode on, no argument requires grad
+            other = (*key[:2], None)
+            entry = self.cache.get(other)
             if entry is not None and not any(t.requires_grad for t in entry.captured):
-                return entry
-        return None
+                return other, entry
+        return key, None
 
     def __call__(self, *args, **kwargs):
         entry, leaves = self.entry_for(*args, **kwargs)

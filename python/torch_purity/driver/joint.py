@@ -19,6 +19,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import torch
+from torch.nn.attention import SDPBackend, sdpa_kernel
 from torch_mlir import ir
 
 from .. import contract
@@ -40,7 +41,10 @@ class JointPlan:
     def function(self, forward: Callable[..., tuple]) -> Callable[..., tuple]:
         def joint(*values: torch.Tensor) -> tuple:
             primals, tangents = values[: self.primal_count], values[self.primal_count :]
-            outputs = forward(*primals)
+            # Attention as its math (matmuls, softmax) above autograd: the
+            # fused CPU kernels' backward ops have no decomposition to lower.
+            with sdpa_kernel([SDPBackend.MATH]):
+                outputs = forward(*primals)
             gradients = torch.autograd.grad(
                 [outputs[i] for i in self.differentiable_outputs],
                 [primals[i] for i in self.grad_inputs],

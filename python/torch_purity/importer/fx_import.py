@@ -171,7 +171,11 @@ _FORCED_DECOMPOSITIONS = frozenset({torch.ops.aten.native_batch_norm.default})
 # Backward ops the Torch dialect registers but torch-mlir cannot lower to
 # linalg (found training through Purity): PyTorch's decompositions instead.
 _FORCED_DECOMPOSITIONS |= frozenset(
-    {torch.ops.aten.native_batch_norm_backward.default, torch.ops.aten.native_layer_norm_backward.default}
+    {
+        torch.ops.aten.native_batch_norm_backward.default,
+        torch.ops.aten.native_layer_norm_backward.default,
+        torch.ops.aten.embedding_dense_backward.default,
+    }
 )
 
 

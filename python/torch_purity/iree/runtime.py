@@ -216,6 +216,24 @@ class Executable:
 
         if convention.index_checks is not None:
             _raise_on_failed_check(results[convention.index_checks[0]], convention.index_checks[1])
+        self._apply_effects(tensors, results, imported)
+        outputs = []
+        for output, result_index in enumerate(convention.output_results):
+            if output in convention.output_views:
+                input_index, view = convention.output_views[output]
+                outputs.append(tensors[input_index].as_strided(view.sizes, view.strides, view.offset))
+                continue
+            if output in convention.output_bases:
+                base_result, view = convention.output_bases[output]
+                outputs.append(results[base_result].as_strided(view.sizes, view.strides, view.offset))
+                continue
+            outputs.append(results[result_index])  # a storage tensor: the output's own memory
+        return results, outputs
+
+    def _apply_effects(self, tensors: list[torch.Tensor], results, imported: list[int]) -> None:
+        """The call's effects on the caller's tensors: written inputs IREE did
+        not write in place are copied back, metadata mutations applied."""
+        convention = self.convention
         copied_back = self._copied_back.get(tuple(imported))
         if copied_back is None:
             in_place = convention.tied_inputs.intersection(imported)
@@ -233,18 +251,6 @@ class Executable:
                     tensors[input_index].copy_(results[result_index])
                 for input_index, layout in convention.metadata_mutations.items():
                     tensors[input_index].as_strided_(layout.sizes, layout.strides, layout.offset)
-        outputs = []
-        for output, result_index in enumerate(convention.output_results):
-            if output in convention.output_views:
-                input_index, view = convention.output_views[output]
-                outputs.append(tensors[input_index].as_strided(view.sizes, view.strides, view.offset))
-                continue
-            if output in convention.output_bases:
-                base_result, view = convention.output_bases[output]
-                outputs.append(results[base_result].as_strided(view.sizes, view.strides, view.offset))
-                continue
-            outputs.append(results[result_index])  # a storage tensor: the output's own memory
-        return results, outputs
 
     def _arguments(self, args: Sequence[object]) -> list[torch.Tensor]:
         """The compiled function's inputs: the tensor arguments, the
