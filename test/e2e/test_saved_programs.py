@@ -203,3 +203,23 @@ def test_loaded_program_keeps_its_index_checks(tmp_path):
         loaded(*args)
     for got, want in zip(args, before):
         assert torch.equal(got, want)
+
+
+def test_saved_program_never_returns_a_silent_gradient(tmp_path):
+    """A saved program runs inference: with an input requiring grad its
+    output requires grad as eager's does, and a backward raises instead of
+    giving a wrong gradient."""
+
+    def scale(x):
+        return x * 3
+
+    with torch.no_grad():
+        compiled = torch_purity.compile(scale, torch.randn(4))
+    compiled.save(tmp_path / "scale")
+    loaded = torch_purity.load(tmp_path / "scale")
+    x = torch.randn(4, requires_grad=True)
+    out = loaded(x)
+    assert out.requires_grad
+    with pytest.raises(PurityError, match="compiled for inference"):
+        out.sum().backward()
+    assert x.grad is None

@@ -29,7 +29,14 @@ from ..errors import PurityError
 from ..importer import import_graph, new_context, renamed_inputs, trace_to_aten
 from ..importer.fx_import import drop_unused_inputs
 from ..iree.module import IreeCompileError, LoadedModule, compile_linalg, iree_compile_command
-from ..iree.runtime import Executable, ObjectTemplate, flatten_arguments, input_signature, unflatten_arguments
+from ..iree.runtime import (
+    Executable,
+    ObjectTemplate,
+    flatten_arguments,
+    input_signature,
+    unflatten_arguments,
+    written_inputs_requiring_grad,
+)
 from ..iree.saved import save_program
 from ..iree.targets import get_target
 from ..iree.training import run_training
@@ -247,14 +254,12 @@ def _refuse_writes_to_inputs_requiring_grad(convention, tensors: list[torch.Tens
     is refused before it runs: eager rebases that input's autograd history,
     which the compiled backward does not model. (A leaf that requires grad
     already failed in the trace, with eager's own error.)"""
-    changed = {index for _, index in convention.written_inputs} | set(convention.metadata_mutations)
-    for index in sorted(changed):
-        if index < len(tensors) and tensors[index].requires_grad:
-            raise PurityError(
-                "compile",
-                f"the program writes {names[index]} in place, which requires grad; Purity's training path does "
-                "not rebase an input's autograd history: write a clone, or detach the input",
-            )
+    for index in written_inputs_requiring_grad(convention, tensors):
+        raise PurityError(
+            "compile",
+            f"the program writes {names[index]} in place, which requires grad; Purity's training path does "
+            "not rebase an input's autograd history: write a clone, or detach the input",
+        )
 
 
 def _grad_key(leaves: list[object]) -> tuple[int, ...] | None:

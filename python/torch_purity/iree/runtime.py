@@ -439,27 +439,32 @@ def _raise_on_failed_check(flags: torch.Tensor, checks: tuple[IndexCheck, ...]) 
 # ----------------------------------------------------------------------------
 
 
+def written_inputs_requiring_grad(convention: CallingConvention, tensors: list[torch.Tensor]) -> list[int]:
+    """Inputs the program writes or restrides in place that require grad:
+    eager would rebase their autograd history, which no compiled entry models."""
+    changed = {i for _, i in convention.written_inputs} | set(convention.metadata_mutations)
+    return [i for i in sorted(changed) if i < len(tensors) and tensors[i].requires_grad]
+
+
 def _inputs_needing_grad(tensors: list[torch.Tensor], convention: CallingConvention) -> list[torch.Tensor]:
-    """Inputs that require grad (grad mode on). The compiled code computes no
-    gradients, so an input that requires grad and that the program writes
-    (whose history eager would extend) is refused before anything runs."""
+    """Inputs that require grad (grad mode on) reaching an inference entry
+    (a saved program: training entries are not saved). An input that
+    requires grad and that the program writes is refused before anything runs."""
     needing = [t for t in tensors if t.requires_grad]
     if needing:
-        changed = {i for _, i in convention.written_inputs} | set(convention.metadata_mutations)
-        for index in sorted(changed):
-            if index < len(tensors) and tensors[index].requires_grad:
-                raise PurityError(
-                    "call",
-                    f"input {index} requires grad and the program writes it in place; Purity does not compile "
-                    "training yet: call it under torch.no_grad() (or detach the input)",
-                )
+        for index in written_inputs_requiring_grad(convention, tensors):
+            raise PurityError(
+                "call",
+                f"input {index} requires grad and the program writes it in place; this entry was compiled for "
+                "inference (a saved program): call it under torch.no_grad() (or detach the input)",
+            )
     return needing
 
 
 class _NoBackward(torch.autograd.Function):
-    """An output computed by IREE from inputs that require grad: it requires
-    grad as eager's does, and a backward through it raises (Purity computes
-    no gradients yet) instead of giving a silently wrong one."""
+    """An output an inference entry computed from inputs that require grad:
+    it requires grad as eager's does, and a backward through it raises
+    instead of giving a silently wrong gradient."""
 
     @staticmethod
     def forward(ctx, output: torch.Tensor, *inputs: torch.Tensor) -> torch.Tensor:
@@ -469,8 +474,8 @@ class _NoBackward(torch.autograd.Function):
     def backward(ctx, *grads):
         raise PurityError(
             "backward",
-            "gradients through a program compiled by Purity are not supported yet (training); "
-            "compile the forward under torch.no_grad(), or run the training step in eager or with inductor",
+            "this output comes from an entry compiled for inference (a saved program), which has no compiled "
+            "backward; compile the program with torch_purity.compile for training",
         )
 
 
