@@ -484,3 +484,35 @@ def test_an_input_iree_writes_in_place_gets_a_new_version() -> None:
         assert p._version > before
     entry = next(iter(compiled.cache.values()))
     assert entry.hand_over == "in place" and entry._tied_results, "the last calls wrote p in IREE"
+
+
+def test_dropout_gradient_uses_the_forwards_mask() -> None:
+    """The random mask is drawn once, in the compiled forward, and the
+    backward reads that same mask (the partition keeps random ops in the
+    forward and saves what the backward needs)."""
+
+    def program(x, w):
+        return torch.nn.functional.dropout(x * w, 0.5, training=True)
+
+    torch.manual_seed(8)
+    x, w = torch.randn(256), torch.randn(256, requires_grad=True)
+    y = torch_purity.compile(program)(x, w)
+    y.sum().backward()
+    kept = y != 0
+    assert 0.3 < kept.float().mean().item() < 0.7
+    torch.testing.assert_close(w.grad, kept.float() * 2 * x)
+
+
+def test_outputs_viewing_one_intermediate_stay_views_and_differentiate() -> None:
+    def program(x):
+        y = x * 2
+        return y, y[0]
+
+    a = torch.randn(3, 4, requires_grad=True)
+    whole, row = torch_purity.compile(program)(a)
+    assert whole.untyped_storage().data_ptr() == row.untyped_storage().data_ptr()
+    (whole.sum() + 3 * row.sum()).backward()
+    reference = a.detach().clone().requires_grad_()
+    eager_whole, eager_row = program(reference)
+    (eager_whole.sum() + 3 * eager_row.sum()).backward()
+    torch.testing.assert_close(a.grad, reference.grad)
