@@ -516,3 +516,21 @@ def test_outputs_viewing_one_intermediate_stay_views_and_differentiate() -> None
     eager_whole, eager_row = program(reference)
     (eager_whole.sum() + 3 * eager_row.sum()).backward()
     torch.testing.assert_close(a.grad, reference.grad)
+
+
+@pytest.mark.parametrize(
+    "program",
+    [lambda x: x.detach() * 2, lambda x: x.argmax(), lambda x: (x.detach().exp(), x.argmin())],
+    ids=["detached", "integer", "detached_and_integer"],
+)
+def test_outputs_eager_gives_no_grad_get_none(program) -> None:
+    """Inputs require grad but no output does (detached, integer): outputs
+    do not require grad either, as eager's."""
+    x = torch.randn(3, 4, requires_grad=True)
+    ours, expected = torch_purity.compile(program)(x), program(x)
+    for a, b in zip(
+        ours if isinstance(ours, tuple) else (ours,), expected if isinstance(expected, tuple) else (expected,)
+    ):
+        assert a.requires_grad == b.requires_grad == False  # noqa: E712
+        assert a.grad_fn is None
+        torch.testing.assert_close(a, b)

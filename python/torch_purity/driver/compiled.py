@@ -246,6 +246,8 @@ def build_entry(
         input_names=[d.name for d in inputs],
         backward=backward,
         captured_requires_grad=tuple(t.requires_grad for t in captured),
+        # Grad mode on and something requiring grad, yet no joint: the trace saw no output requiring grad.
+        outputs_without_grad=backward is None and torch.is_grad_enabled() and any(t.requires_grad for t in primals),
     )
 
 

@@ -178,6 +178,9 @@ class Executable:
     # Whether the inputs are on the target's device. Fixed per entry where the
     # signature includes devices (CompiledProgram), checked per call otherwise.
     devices_fixed: bool = False
+    # Traced with grad mode on and inputs requiring grad, no output required
+    # grad (they were detached, or integer): outputs are returned as they are.
+    outputs_without_grad: bool = False
     on_target: bool | None = None
     # (result, input) of the written inputs to copy back, per set of inputs
     # that crossed as the caller's memory (a call or two find every set).
@@ -189,7 +192,7 @@ class Executable:
         tensors = self._arguments(args)
         needing_grad = _inputs_needing_grad(tensors, self.convention) if torch.is_grad_enabled() else ()
         _, outputs = self.execute(tensors)
-        if needing_grad:
+        if needing_grad and not self.outputs_without_grad:
             outputs = _without_backward(outputs, self.convention, needing_grad)
         return self._rebuild_outputs(outputs)
 
