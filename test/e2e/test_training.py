@@ -20,6 +20,7 @@ from torch.utils._python_dispatch import TorchDispatchMode
 
 import torch_purity
 from torch_purity import PurityError
+from torch_purity.dynamo_backend import purity_backend
 
 ATOL, RTOL = 1e-5, 1e-4
 
@@ -161,7 +162,14 @@ def test_compiled_optimizer_step_writes_like_eager(kind: str, foreach: bool) -> 
     reference = copy.deepcopy(model)
     optimizer = _optimizer(kind, model.parameters(), foreach)
     eager_optimizer = _optimizer(kind, reference.parameters(), foreach)
-    step = torch.compile(optimizer.step, backend="purity")
+    compiled_programs = []
+
+    def purity_recording(graph_module, example_inputs):
+        run = purity_backend(graph_module, example_inputs)
+        compiled_programs.append(run.purity_compiled)
+        return run
+
+    step = torch.compile(optimizer.step, backend=purity_recording)
     parameters = list(model.parameters())
     for number in range(3):
         x = torch.randn(5, 4)
@@ -180,6 +188,9 @@ def test_compiled_optimizer_step_writes_like_eager(kind: str, foreach: bool) -> 
                     assert_close(ours[index][key], value, f"step {number}: optimizer state {index}.{key}")
         optimizer.zero_grad()
         eager_optimizer.zero_grad()
+    # From the second call on, IREE writes the parameters and the state in the caller's memory (no host copies).
+    entries = [entry for program in compiled_programs for entry in program.cache.values()]
+    assert entries and all(entry.hand_over == "in place" for entry in entries)
 
 
 @pytest.mark.parametrize("kind", ["sgd_momentum", "adam"])

@@ -99,3 +99,17 @@ func.func @one_value_two_targets(%arg0: !torch.vtensor<[2],f32>, %arg1: !torch.v
   %0 = torch.aten.mul.Scalar %arg2, %float2.000000e00 : !torch.vtensor<[2],f32>, !torch.float -> !torch.vtensor<[2],f32>
   return %0, %0 : !torch.vtensor<[2],f32>, !torch.vtensor<[2],f32>
 }
+
+// -----
+
+// A rank-0 counter updated pointwise (an optimizer's step): not tied, since
+// IREE stores a tied 0-d result with a transfer the caller's imported memory
+// refuses (IREE-WORKAROUND(scalar-tie-transfer)); the vector beside it is.
+// CHECK-LABEL: func.func @scalar_counter(
+// CHECK-SAME: %{{[^:]*}}: !torch.vtensor<[],f32>, %{{[^:]*}}: !torch.vtensor<[4],f32> {iree.abi.output = 1 : index})
+func.func @scalar_counter(%step: !torch.vtensor<[],f32>, %p: !torch.vtensor<[4],f32>) -> (!torch.vtensor<[],f32> {purity.written_input = 0 : i64}, !torch.vtensor<[4],f32> {purity.written_input = 1 : i64}) attributes {purity.result_element_types = ["f32", "f32"]} {
+  %int1 = torch.constant.int 1
+  %0 = torch.aten.add.Scalar %step, %int1, %int1 : !torch.vtensor<[],f32>, !torch.int, !torch.int -> !torch.vtensor<[],f32>
+  %1 = torch.aten.sub.Scalar %p, %int1, %int1 : !torch.vtensor<[4],f32>, !torch.int, !torch.int -> !torch.vtensor<[4],f32>
+  return %0, %1 : !torch.vtensor<[],f32>, !torch.vtensor<[4],f32>
+}
