@@ -173,3 +173,24 @@ func.func @main(%w: !torch.vtensor<[3],f32>, %buffer: !torch.vtensor<[3],f32> {p
   %gw = torch.aten.mul.Tensor %g, %new : !torch.vtensor<[3],f32>, !torch.vtensor<[3],f32> -> !torch.vtensor<[3],f32>
   return %y, %gw, %new : !torch.vtensor<[3],f32>, !torch.vtensor<[3],f32>, !torch.vtensor<[3],f32>
 }
+
+// -----
+
+// A random op without tensor operands (`rand`) that only the backward reads:
+// drawn in the forward and saved, never cloned into the backward (a second
+// draw would differ from the forward's).
+// CHECK-LABEL: func.func @forward(
+// CHECK: %[[R:.*]] = torch.aten.rand
+// CHECK: return %{{.*}}, %[[R]]
+// CHECK-LABEL: func.func @backward(
+// CHECK-NOT: torch.aten.rand
+// CHECK: return
+func.func @main(%x: !torch.vtensor<[4],f32>, %g: !torch.vtensor<[4],f32> {purity.tangent = 0 : i64}) -> (!torch.vtensor<[4],f32>, !torch.vtensor<[4],f32> {purity.gradient_of = 0 : i64}) {
+  %int4 = torch.constant.int 4
+  %none = torch.constant.none
+  %sizes = torch.prim.ListConstruct %int4 : (!torch.int) -> !torch.list<int>
+  %y = torch.aten.exp %x : !torch.vtensor<[4],f32> -> !torch.vtensor<[4],f32>
+  %noise = torch.aten.rand %sizes, %none, %none, %none, %none : !torch.list<int>, !torch.none, !torch.none, !torch.none, !torch.none -> !torch.vtensor<[4],f32>
+  %gx = torch.aten.mul.Tensor %g, %noise : !torch.vtensor<[4],f32>, !torch.vtensor<[4],f32> -> !torch.vtensor<[4],f32>
+  return %y, %gx : !torch.vtensor<[4],f32>, !torch.vtensor<[4],f32>
+}

@@ -164,6 +164,7 @@ class _Partition:
         self.block = function.regions[0].blocks[0]
         self.return_op = terminator(self.block)
         self.ops = [op.operation for op in self.block.operations][:-1]
+        self.position = {op: index for index, op in enumerate(self.ops)}
         types = function_type(function)
         self.arg_attrs = _attr_dicts(function, "arg_attrs", len(types.inputs))
         self.res_attrs = _attr_dicts(function, "res_attrs", len(types.results))
@@ -239,15 +240,11 @@ class _Partition:
             self._build_backward(backward, saved)
             self._shrink_to_forward(forward)
 
-    def _available_for_free(self, value, forward: set[Operation]) -> bool:
-        """A forward value the backward gets without keeping a tensor for it."""
-        op = self._defining_op(value)
-        if op is None:
-            return value.arg_number not in self.written_arguments
-        return op not in forward
-
     def _cloned(self, op: Operation) -> bool:
-        """Ops cloned into the backward rather than saved: constants and non-tensor values."""
+        """Ops cloned into the backward rather than saved: constants and
+        non-tensor values (never a random op: its draw is the forward's)."""
+        if _is_random(op):
+            return False
         return not any(_is_tensor(v) for v in self._operands(op)) or not any(_is_tensor(r) for r in op.results)
 
     def _saved_values(self, forward: set[Operation], backward: set[Operation]) -> tuple[list, set[Operation]]:
@@ -255,7 +252,7 @@ class _Partition:
         and the backward's ops (grown by clones and recomputed ops)."""
         backward = set(backward)
         while True:
-            needed = self._inputs_of(backward, forward)
+            needed = self._inputs_of(backward)
             clones = {self._defining_op(v) for v in needed if self._defining_op(v) is not None}
             clones = {op for op in clones if self._cloned(op)}
             if clones:
@@ -264,18 +261,18 @@ class _Partition:
             saved = [v for v in needed if self._is_tensor_to_save(v, forward)]
             if not self.recompute:
                 return self._ordered(saved), backward
-            recomputed = self._one_recomputation(saved, forward)
-            if recomputed is None:
+            recomputed = self._recomputations(saved)
+            if not recomputed:
                 return self._ordered(saved), backward
-            backward.add(recomputed)
+            backward |= recomputed
 
-    def _inputs_of(self, backward: set[Operation], forward: set[Operation]) -> list:
+    def _inputs_of(self, backward: set[Operation]) -> list:
         """Values the backward's ops (and its results) read that it does not compute itself."""
-        values = []
+        values: dict[object, None] = {}  # in first-read order
         for op in self.ops:
             if op in backward:
-                values.extend(v for v in self._operands(op) if v not in values)
-        values.extend(self.results[i] for i in self.gradient_results if self.results[i] not in values)
+                values.update(dict.fromkeys(self._operands(op)))
+        values.update(dict.fromkeys(self.results[i] for i in self.gradient_results))
         tangent_values = {self.block.arguments[i] for i in self.tangents}
         return [v for v in values if v not in tangent_values and self._defining_op(v) not in backward]
 
@@ -283,10 +280,11 @@ class _Partition:
         op = self._defining_op(value)
         return op is None or (op in forward and _is_tensor(value))
 
-    def _one_recomputation(self, saved: list, forward: set[Operation]) -> Operation | None:
-        """The largest saved value worth recomputing (rule 3), or None."""
+    def _recomputations(self, saved: list) -> set[Operation]:
+        """Rule 3: every saved value recomputable from what the backward has
+        already (no extra bytes), or else the one that saves most bytes."""
         saved_set = set(saved)
-        candidates = []
+        free, best = set(), None
         for value in saved:
             op = self._defining_op(value)
             if op is None or op.name not in RECOMPUTABLE or len(op.results) != 1:
@@ -296,11 +294,14 @@ class _Partition:
                 for v in self._operands(op)
                 if _is_tensor(v) and v not in saved_set and not self._argument_by_reference(v)
             )
-            if extra < _bytes(value):
-                candidates.append((_bytes(value) - extra, self.ops.index(op), op))
-        if not candidates:
-            return None
-        return max(candidates, key=lambda c: (c[0], c[1]))[2]
+            if extra == 0:
+                free.add(op)
+            elif extra < _bytes(value):
+                candidate = (_bytes(value) - extra, self.position[op], op)
+                best = candidate if best is None or candidate[:2] > best[:2] else best
+        if free:
+            return free
+        return {best[2]} if best is not None else set()
 
     def _argument_by_reference(self, value) -> bool:
         return self._defining_op(value) is None and value.arg_number not in self.written_arguments
@@ -309,7 +310,7 @@ class _Partition:
         """Arguments first (in order), then values in the order the body defines them."""
         arguments = sorted((v for v in values if self._defining_op(v) is None), key=lambda v: v.arg_number)
         defined = [v for v in values if self._defining_op(v) is not None]
-        defined.sort(key=lambda v: self.ops.index(self._defining_op(v)))
+        defined.sort(key=lambda v: self.position[self._defining_op(v)])
         return arguments + defined
 
     def _output_numbers(self) -> dict[object, int]:
