@@ -545,3 +545,26 @@ def test_outputs_eager_gives_no_grad_get_none(program) -> None:
         assert a.requires_grad == b.requires_grad == False  # noqa: E712
         assert a.grad_fn is None
         torch.testing.assert_close(a, b)
+
+
+@pytest.mark.parametrize("aliasing", ["a_row_of_the_other", "the_same_tensor_twice"])
+def test_aliased_inputs_requiring_grad_get_eagers_gradient(aliasing: str) -> None:
+    """Inputs sharing storage, both requiring grad: each one's gradient is
+    counted once (autograd joins them through the caller's views)."""
+
+    def program(a, b):
+        return (a * b.sum()).exp()
+
+    torch.manual_seed(9)
+    base = torch.randn(3, 4)
+
+    def call(run, leaf):
+        x = leaf * 1  # a non-leaf, as activations are
+        return run(x, x[0]) if aliasing == "a_row_of_the_other" else run(x, x)
+
+    ours_leaf, eager_leaf = base.clone().requires_grad_(), base.clone().requires_grad_()
+    ours, expected = call(torch_purity.compile(program), ours_leaf), call(program, eager_leaf)
+    ours.sum().backward()
+    expected.sum().backward()
+    torch.testing.assert_close(ours, expected)
+    torch.testing.assert_close(ours_leaf.grad, eager_leaf.grad, atol=ATOL, rtol=RTOL)

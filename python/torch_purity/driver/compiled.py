@@ -203,7 +203,7 @@ def build_entry(
         inputs = name_tangents(inputs, plan)
     module = import_graph(graph, inputs, context)
     if plan is not None:
-        mark_joint(module, plan, inputs, primals)
+        mark_joint(module, plan, inputs, primals, first_captured=len(tensors))
         inputs = inputs[: len(inputs) - len(plan.tangents)]
     seconds["import"] = time.perf_counter() - start
     mutable_ir = module.operation.get_asm(enable_debug_info=True)

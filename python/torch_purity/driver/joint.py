@@ -36,11 +36,18 @@ class JointPlan:
     grad_inputs: list[int]  # primals that require grad
     tangents: list[torch.Tensor]  # example incoming gradients, in differentiable_outputs order
     output_count: int
+    # Primals requiring grad that share storage with another primal: traced as
+    # leaves of their own (same storage, no autograd link), so the gradient
+    # through one is not counted again through the other; at run time autograd
+    # joins them through the caller's own views, as in eager.
+    detached: frozenset[int] = frozenset()
     produced: list[int] = field(default_factory=list)  # the grad_inputs the trace found a gradient for
 
     def function(self, forward: Callable[..., tuple]) -> Callable[..., tuple]:
         def joint(*values: torch.Tensor) -> tuple:
-            primals, tangents = values[: self.primal_count], values[self.primal_count :]
+            primals, tangents = list(values[: self.primal_count]), values[self.primal_count :]
+            for index in self.detached:
+                primals[index] = primals[index].detach().requires_grad_()
             # Attention as its math (matmuls, softmax) above autograd: the
             # fused CPU kernels' backward ops have no decomposition to lower.
             with sdpa_kernel([SDPBackend.MATH]):
@@ -69,7 +76,9 @@ def plan_joint(forward: Callable[..., tuple], primals: Sequence[torch.Tensor], u
     if not differentiable:
         return None
     tangents = [torch.zeros(outputs[i].shape, dtype=outputs[i].dtype, device=outputs[i].device) for i in differentiable]
-    return JointPlan(len(primals), differentiable, grad_inputs, tangents, len(outputs))
+    storages = [t.untyped_storage().data_ptr() for t in primals]
+    shared = {i for i in grad_inputs if storages.count(storages[i]) > 1}
+    return JointPlan(len(primals), differentiable, grad_inputs, tangents, len(outputs), frozenset(shared))
 
 
 def name_tangents(inputs: list[InputDescription], plan: JointPlan) -> list[InputDescription]:
@@ -79,17 +88,26 @@ def name_tangents(inputs: list[InputDescription], plan: JointPlan) -> list[Input
     return [*inputs[:first], *named]
 
 
-def mark_joint(module: ir.Module, plan: JointPlan, inputs: list[InputDescription], primals: Sequence[torch.Tensor]):
+def mark_joint(
+    module: ir.Module,
+    plan: JointPlan,
+    inputs: list[InputDescription],
+    primals: Sequence[torch.Tensor],
+    first_captured: int,
+):
     """Marks the imported joint function for purity-partition-joint: each
     tangent argument with the output it belongs to, each gradient result
-    with the argument (after unused captured inputs were dropped) it is the
-    gradient of."""
+    with the argument it is the gradient of (arguments keep their places;
+    captured tensors, distinct objects, are found among those the trace
+    kept)."""
     function = main_function(module)
     first_tangent = len(inputs) - len(plan.tangents)
-    position = {id(d.value): index for index, d in enumerate(inputs[:first_tangent])}
+    position = {i: i for i in range(first_captured)}
+    kept = {id(d.value): first_captured + k for k, d in enumerate(inputs[first_captured:first_tangent])}
+    position |= {i: kept[id(t)] for i, t in enumerate(primals) if i >= first_captured and id(t) in kept}
     with module.context:
         for offset, output in enumerate(plan.differentiable_outputs):
             set_arg_attrs(function, first_tangent + offset, {contract.TANGENT: i64_attr(output)})
         for offset, primal in enumerate(plan.produced):
-            argument = position[id(primals[primal])]
+            argument = position[primal]
             set_result_attrs(function, plan.output_count + offset, {contract.GRADIENT_OF: i64_attr(argument)})
