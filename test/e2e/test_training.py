@@ -276,7 +276,36 @@ def _programs():
         stat.mul_(0.9).add_(x.mean(0) * 0.1)
         return (w * x).tanh()
 
+    def write_through_view_of_activation(x):
+        y = x * 2
+        y[0].mul_(3)
+        return y
+
+    def index_put_on_a_clone(x, index):
+        y = x.clone()
+        y[index] = 0
+        return y.exp()
+
+    def cross_entropy(x, w, target):
+        return torch.nn.functional.cross_entropy(x @ w, target)
+
+    def gathers(x, index):
+        return x.gather(1, index).sum() + x.index_select(0, index[:, 0]).square().sum()
+
     return {
+        "write_through_view_of_activation": (
+            write_through_view_of_activation,
+            lambda: [torch.randn(3, 4, requires_grad=True)],
+        ),
+        "index_put_on_a_clone": (
+            index_put_on_a_clone,
+            lambda: [torch.randn(5, 4, requires_grad=True), torch.tensor([0, 3])],
+        ),
+        "cross_entropy": (
+            cross_entropy,
+            lambda: [torch.randn(6, 4), torch.randn(4, 5, requires_grad=True), torch.randint(0, 5, (6,))],
+        ),
+        "gathers": (gathers, lambda: [torch.randn(4, 3, requires_grad=True), torch.randint(0, 3, (4, 2))]),
         "scale_and_exp": (scale_and_exp, lambda: [torch.randn(3, requires_grad=True), torch.randn(3)]),
         "integer_output": (
             two_outputs_one_integer,
