@@ -211,6 +211,8 @@ def build_entry(
     lowered = lowering_worker.lower(mutable_ir, dump_dir)
     seconds.update(lowered.seconds)
     convention = lowered.convention
+    if lowered.backward_convention is not None:
+        _refuse_writes_to_inputs_requiring_grad(convention, [*tensors, *captured], [d.name for d in inputs])
     start = time.perf_counter()
     try:
         vmfb = compile_linalg(lowered.iree_input, target)
@@ -223,7 +225,6 @@ def build_entry(
     seconds["iree-compile"] = time.perf_counter() - start
     backward = None
     if lowered.backward_convention is not None:
-        _refuse_writes_to_inputs_requiring_grad(convention, [*tensors, *captured], [d.name for d in inputs])
         backward_convention = lowered.backward_convention
         backward = Executable(
             convention=backward_convention,
