@@ -59,6 +59,7 @@ from ..contract.ir import element_types_attr
 from ..ir_helpers.functions import dict_entries, function_ops, function_type, i64_attr, set_results, terminator
 from ..ir_helpers.queries import walk
 from ..ir_helpers.torch_values import static_sizes
+from ..ir_helpers.types import element_type_text
 from ..ops import POINTWISE_OPS, VIEW_OPS
 from .base import LocatedPassError, ModulePass, PassFailed
 
@@ -148,9 +149,8 @@ def _bytes(value) -> int:
     count = 1
     for size in sizes:
         count *= size
-    element = str(value.type).rsplit(",", 1)[-1].rstrip(">")
-    width = {"f64": 8, "si64": 8, "f32": 4, "si32": 4, "f16": 2, "bf16": 2, "si16": 2}.get(element, 1)
-    return count * width
+    dtype = contract.TORCH_DTYPES.get(element_type_text(value.type))
+    return count * (dtype.itemsize if dtype is not None else 1)
 
 
 def _is_random(op: Operation) -> bool:
