@@ -256,7 +256,7 @@ def time_workloads(bundle: Path, manifest: dict, device: torch.device, inductor_
                 record[f"{system}_error"] = _first_line(error)
         if "purity" in systems:
             entry = _only_entry(systems["purity"])
-            tensor_count = len(entry.tensor_positions) + len(entry.convention.synthetic_bases)
+            tensor_count = len(entry.argument_positions) + len(entry.convention.synthetic_bases)
             record["inputs_to_iree"] = (
                 f"{len(entry.imports)} of {tensor_count} as the caller's memory; calls {entry.hand_over}"
             )

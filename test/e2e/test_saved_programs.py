@@ -69,10 +69,16 @@ def test_loaded_program_refuses_inputs_it_was_not_compiled_for(tmp_path):
     cache, row = torch.zeros(32, 16), torch.ones(16)
     with pytest.raises(PurityError) as error:
         loaded(cache, row, 5)
-    assert "takes: (float32[64, 16], float32[16], 5)" in str(error.value) and "float32[32, 16]" in str(error.value)
+    message = str(error.value)
+    assert "takes: (float32[64, 16], float32[16], i0 where " in message and "i0 <= 63" in message, message
+    assert "(float32[32, 16], float32[16], i0)" in message, message
     assert torch.equal(cache, torch.zeros(32, 16))
+    assert compare(write_row, loaded, (*kv_inputs(1)[:2], 6)).ok  # the position is a runtime value
+    cache = kv_inputs(0)[0]
+    before = cache.clone()
     with pytest.raises(PurityError, match="takes"):
-        loaded(*kv_inputs(0)[:2], 6)  # another position: compiled for 5 only
+        loaded(cache, torch.ones(16), 64)  # outside the guard the entry was traced under
+    assert torch.equal(cache, before)
 
 
 def test_every_compiled_entry_is_saved(tmp_path):

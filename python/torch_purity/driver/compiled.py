@@ -28,6 +28,8 @@ import torch.utils._pytree as pytree
 from ..errors import PurityError
 from ..importer import import_graph, new_context, renamed_inputs, trace_to_aten
 from ..importer.fx_import import drop_unused_inputs
+from ..guards import IntGuard
+from ..importer.symbolic import SymbolicInputs
 from ..iree.module import IreeCompileError, LoadedModule, compile_linalg, iree_compile_command
 from ..iree.runtime import (
     Executable,
@@ -60,10 +62,11 @@ from .lowering import LoweredProgram, write_failing_ir
 
 @dataclass
 class _Specialized:
-    """The program as a function of its tensor inputs only, with flat tensor outputs."""
+    """The program as a function of its tensor inputs (and, where they are
+    runtime values, its int inputs) only, with flat tensor outputs."""
 
     function: Callable[..., tuple]
-    tensor_positions: list[int]
+    input_positions: list[int]  # the arguments the function takes, in order
     names: list[str]
     output_spec: list = field(default_factory=list)  # [TreeSpec, {leaf index: constant}]
     # Assignments the last trace made to reachable Python objects; when there
@@ -71,17 +74,22 @@ class _Specialized:
     effects: list[PythonEffect] = field(default_factory=list)
 
 
-def _specialize(program, args: Sequence[object], state_names: list[str], state: PythonState) -> _Specialized:
-    tensor_positions = [i for i, a in enumerate(args) if isinstance(a, torch.Tensor)]
-    constants = {i: a for i, a in enumerate(args) if not isinstance(a, torch.Tensor)}
-    names = [state_names[i] if i < len(state_names) else f"input:{i - len(state_names)}" for i in tensor_positions]
-    specialized = _Specialized(lambda *t: (), tensor_positions, names)
+def _specialize(
+    program, args: Sequence[object], state_names: list[str], state: PythonState, int_positions: Sequence[int] = ()
+) -> _Specialized:
+    """Every argument that is not a tensor (and not an int at
+    `int_positions`) becomes a constant of the traced program."""
+    input_positions = [i for i, a in enumerate(args) if isinstance(a, torch.Tensor) or i in int_positions]
+    taken = set(input_positions)
+    constants = {i: a for i, a in enumerate(args) if i not in taken}
+    names = [state_names[i] if i < len(state_names) else f"input:{i - len(state_names)}" for i in input_positions]
+    specialized = _Specialized(lambda *t: (), input_positions, names)
 
-    def function(*all_tensors):
-        tensors, stand_ins = all_tensors[: len(tensor_positions)], all_tensors[len(tensor_positions) :]
+    def function(*all_inputs):
+        inputs, stand_ins = all_inputs[: len(input_positions)], all_inputs[len(input_positions) :]
         full = list(args)
-        for position, tensor in zip(tensor_positions, tensors):
-            full[position] = tensor
+        for position, value in zip(input_positions, inputs):
+            full[position] = value
         for position, constant in constants.items():
             full[position] = constant
         result, effects = state.run(lambda: program(*full), stand_ins)
@@ -95,6 +103,12 @@ def _specialize(program, args: Sequence[object], state_names: list[str], state: 
             if isinstance(leaf, torch.Tensor):
                 outputs.append(leaf)
                 continue
+            if isinstance(leaf, torch.SymInt):
+                raise PurityError(
+                    "trace",
+                    f"output {index} is an int computed from an int argument; return it as a tensor, or compute it "
+                    "outside the compiled program",
+                )
             if id(leaf) in state.object_ids:  # the caller's own object (a cache passed in): as eager, itself
                 output_constants[index] = leaf
                 continue
@@ -131,6 +145,16 @@ class CompiledEntry(Executable):
     # and whether each captured tensor required grad when it was traced.
     backward: Executable | None = None
     captured_requires_grad: tuple[bool, ...] = ()
+    # The int leaves of the call (their values are not in the cache key) and
+    # what this entry holds for: a runtime value within the trace's guards,
+    # or, where the ints were specialized, their traced values.
+    int_leaves: list[int] = field(default_factory=list)
+    int_guard: IntGuard = IntGuard(None)
+    runtime_ints: bool = False
+
+    def takes_ints(self, leaves: list[object]) -> bool:
+        """Whether this entry serves the call's int values."""
+        return self.int_guard.holds([leaves[i] for i in self.int_leaves]) if self.int_leaves else True
 
     @property
     def guarded(self) -> bool:
@@ -171,19 +195,33 @@ def build_entry(
     dump_dir: str | None,
     user_code: object,
     program_roots: list[Root] = (),
+    runtime_ints: bool = True,
 ) -> CompiledEntry:
+    """Traces, lowers and compiles the program for `args` (the call's
+    leaves). With `runtime_ints`, its int arguments are runtime values of
+    the compiled code (importer.symbolic), except in a training entry, whose
+    ints are specialized."""
     seconds: dict[str, float] = {}
     arguments = [a for a in args if not isinstance(a, torch.Tensor)]
     program_roots = [*program_roots, *(Root(f"argument {i}", lambda a=a: a) for i, a in enumerate(arguments))]
     module_state = {id(a) for a in args[: len(state_names)]}
     state = PythonState(program_roots, explicit=module_state)
-    specialized = _specialize(program, args, state_names, state)
-    tensors = [args[i] for i in specialized.tensor_positions]
+    int_leaves = [i for i, a in enumerate(args) if type(a) is int]
+    training = torch.is_grad_enabled() and any(
+        t.requires_grad for t in [*(a for a in args if isinstance(a, torch.Tensor)), *state.tensors]
+    )
+    runtime_ints = runtime_ints and bool(int_leaves) and not training
+    specialized = _specialize(program, args, state_names, state, int_leaves if runtime_ints else ())
+    tensors = [args[i] for i in specialized.input_positions]
     start = time.perf_counter()
     context = new_context()
     primals = [*tensors, *state.tensors]
-    plan = plan_joint(specialized.function, primals, user_code) if torch.is_grad_enabled() else None
-    if plan is None:
+    plan = plan_joint(specialized.function, primals, user_code) if training else None
+    symbolic = None
+    if runtime_ints:
+        symbolic = SymbolicInputs(primals, [k for k, i in enumerate(specialized.input_positions) if i in int_leaves])
+        graph, inputs = trace_to_aten(specialized.function, primals, context, user_code, symbolic=symbolic)
+    elif plan is None:
         graph, inputs = trace_to_aten(specialized.function, primals, context, user_code)
     else:
         graph, inputs = trace_to_aten(
@@ -229,13 +267,13 @@ def build_entry(
         backward = Executable(
             convention=backward_convention,
             module=LoadedModule(target, vmfb, "backward"),
-            tensor_positions=list(range(len(backward_convention.backward_arguments))),
+            argument_positions=list(range(len(backward_convention.backward_arguments))),
             devices_fixed=True,
         )
     return CompiledEntry(
         convention=convention,
         module=LoadedModule(target, vmfb, "main" if backward is None else "forward"),
-        tensor_positions=[*specialized.tensor_positions, *range(len(args), len(args) + len(captured))],
+        argument_positions=[*specialized.input_positions, *range(len(args), len(args) + len(captured))],
         output_spec=specialized.output_spec,
         devices_fixed=True,  # input_signature includes each tensor's device
         specialized=specialized,
@@ -247,8 +285,11 @@ def build_entry(
         input_names=[d.name for d in inputs],
         backward=backward,
         captured_requires_grad=tuple(t.requires_grad for t in captured),
+        int_leaves=int_leaves,
+        int_guard=symbolic.guard() if symbolic is not None else IntGuard.equal_to([args[i] for i in int_leaves]),
+        runtime_ints=runtime_ints,
         # Grad mode on and something requiring grad, yet no joint: the trace saw no output requiring grad.
-        outputs_without_grad=backward is None and torch.is_grad_enabled() and any(t.requires_grad for t in primals),
+        outputs_without_grad=backward is None and training,
     )
 
 
@@ -334,14 +375,17 @@ class CompiledProgram:
     def entry_for(self, *args, **kwargs) -> tuple[CompiledEntry, list[object]]:
         """The compiled entry for these arguments, and the flat list it takes
         (module state, then the leaves of the arguments and of the keyword
-        arguments' dict: lists, tuples and dicts of tensors are flattened)."""
+        arguments' dict: lists, tuples and dicts of tensors are flattened).
+
+        The cache key is (structure, signature, grad key, slot): int values
+        are not in the signature, so entries for other int values of one
+        signature take slots 0, 1, ...; each says which values it serves."""
         state_names, state = self._state() if self._module is not None else ((), ())
         leaves, structure = flatten_arguments(state, (*args, kwargs) if kwargs else args)
         key = (_KeywordCall(structure) if kwargs else structure, input_signature(leaves), _grad_key(leaves))
-        found_at, entry = self._lookup(key)
+        found_at, entry = self._lookup(key, leaves)
         if entry is not None and entry.guarded and not entry.still_valid(leaves):
-            del self.cache[found_at]  # a captured tensor was rebound, or Python state changed: compile again
-            entry = None
+            entry = None  # a captured tensor was rebound, or Python state changed: compile again, in its slot
         if entry is None:
             self._check_arguments(args, kwargs)
             program = self._callable(len(state))
@@ -350,30 +394,51 @@ class CompiledProgram:
                 values = unflatten_arguments(list(flat), structure)
                 return program(*values[:-1], **values[-1]) if kwargs else program(*values)
 
-            roots = roots_of(self.program)
-            entry = build_entry(on_leaves, leaves, state_names, self.target, self.dump_dir, self.program, roots)
-            self.cache[key] = entry
+            entry = self._build(on_leaves, leaves, state_names)
+            self.cache[found_at] = entry
         return entry, leaves
 
-    def _lookup(self, key: tuple) -> tuple[tuple, CompiledEntry | None]:
-        """The entry for `key` and the key it is cached under: its own, or an
-        inference entry compiled in the other grad mode that serves this call
-        as well (with no argument requiring grad, grad mode matters only
-        through captured tensors requiring grad)."""
-        entry = self.cache.get(key)
+    def _build(self, program, leaves: list[object], state_names: list[str]) -> CompiledEntry:
+        """An entry with int arguments as runtime values; where that fails
+        (a construct Purity compiles only with static sizes), one with the
+        ints specialized, which fails as it would have without them."""
+        roots = roots_of(self.program)
+        build = partial(build_entry, program, leaves, state_names, self.target, self.dump_dir, self.program, roots)
+        if not any(type(leaf) is int for leaf in leaves):
+            return build()
+        try:
+            return build(runtime_ints=True)
+        except PurityError:
+            return build(runtime_ints=False)
+
+    def _lookup(self, key: tuple, leaves: list[object]) -> tuple[tuple, CompiledEntry | None]:
+        """The entry serving this call and the key it is cached under: one
+        of `key`'s slots, or an inference entry compiled in the other grad
+        mode that serves this call as well (with no argument requiring grad,
+        grad mode matters only through captured tensors requiring grad).
+        Without one: None and the first free slot of `key`."""
+        found_at, entry = self._in_slots(key, leaves)
         if entry is not None:
-            return key, entry
+            return found_at, entry
         if key[2] is None:  # grad mode off: any inference entry of these arguments
-            other = (*key[:2], ())
-            entry = self.cache.get(other)
-            if entry is not None and entry.backward is None:
-                return other, entry
+            other, candidate = self._in_slots((*key[:2], ()), leaves)
+            if candidate is not None and candidate.backward is None:
+                return other, candidate
         elif key[2] == ():  # grad mode on, no argument requires grad
-            other = (*key[:2], None)
-            entry = self.cache.get(other)
-            if entry is not None and not any(t.requires_grad for t in entry.captured):
-                return other, entry
-        return key, None
+            other, candidate = self._in_slots((*key[:2], None), leaves)
+            if candidate is not None and not any(t.requires_grad for t in candidate.captured):
+                return other, candidate
+        return found_at, None
+
+    def _in_slots(self, key: tuple, leaves: list[object]) -> tuple[tuple, CompiledEntry | None]:
+        slot = 0
+        while True:
+            entry = self.cache.get((*key, slot))
+            if entry is None:
+                return (*key, slot), None
+            if entry.takes_ints(leaves):
+                return (*key, slot), entry
+            slot += 1
 
     def __call__(self, *args, **kwargs):
         entry, leaves = self.entry_for(*args, **kwargs)
@@ -383,7 +448,7 @@ class CompiledProgram:
         """Writes every compiled entry to `folder`, for `torch_purity.load`
         (which needs torch and IREE's runtime only)."""
         state_names = self._state()[0] if self._module is not None else None
-        if any(isinstance(structure, _KeywordCall) for structure, _, _ in self.cache):
+        if any(isinstance(structure, _KeywordCall) for structure, *_ in self.cache):
             raise PurityError(
                 "save", "an entry was compiled for a call with keyword arguments; a saved program takes positional ones"
             )
@@ -400,7 +465,7 @@ class CompiledProgram:
                 "an entry was compiled for training (inputs requiring grad, grad mode on); a saved program runs "
                 "inference: compile it under torch.no_grad() before saving",
             )
-        entries = {(structure, signature): entry for (structure, signature, _), entry in self.cache.items()}
+        entries = [(structure, signature, entry) for (structure, signature, *_), entry in self.cache.items()]
         return save_program(entries, self.target, state_names, folder)
 
 

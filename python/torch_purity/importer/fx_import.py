@@ -58,6 +58,7 @@ from ..errors import PurityError
 from ..ir_helpers.queries import aten_op_of_location, non_value_type, value_type
 from ..ops import METADATA_MUTATIONS, VIEW_OPS
 from .alias_analysis import analyze_aliases
+from .symbolic import SymbolicInputs
 from .locations import innermost_user_frame, node_location, op_display_name, register_user_code, source_of
 
 # Function argument attributes written by the importer and read by passes.
@@ -130,11 +131,14 @@ def _trace(
     inputs: Sequence[object],
     decompositions: dict,
     preserve_meta: bool,
+    symbolic: SymbolicInputs | None = None,
 ) -> fx.GraphModule:
+    if symbolic is not None:
+        inputs = symbolic.values
     tracer = make_fx(
         fn,
         decomposition_table=decompositions,
-        tracing_mode="fake",
+        tracing_mode="fake" if symbolic is None else "symbolic",
         record_stack_traces=True,
     )
     try:
@@ -419,23 +423,30 @@ def trace_to_aten(
     example_inputs: Sequence[object],
     context: Context,
     user_code: object | None = None,
+    symbolic: SymbolicInputs | None = None,
 ) -> tuple[fx.GraphModule, list[InputDescription]]:
     """make_fx without functionalization, then decomposes ops the dialect
     lacks. A GraphModule holding parameters or buffers (torch.export's
-    `module()`) is traced as a module: its state becomes arguments."""
-    if isinstance(entry, fx.GraphModule) and not _holds_state(entry):
+    `module()`) is traced as a module: its state becomes arguments. With
+    `symbolic` (a function's inputs, ints as symbols: importer.symbolic),
+    the trace is symbolic and those ints become inputs of the graph."""
+    stateless_graph = isinstance(entry, fx.GraphModule) and not _holds_state(entry)
+    traced_as_module = isinstance(entry, torch.nn.Module) and not stateless_graph
+    if symbolic is not None and (traced_as_module or len(symbolic.values) != len(example_inputs)):
+        raise ValueError("symbolic inputs are one per example input of a function or a stateless graph")
+    if stateless_graph:
         fn, inputs = entry, [InputDescription(f"input:{i}", v) for i, v in enumerate(example_inputs)]
-        if all("val" in n.meta for n in entry.graph.nodes if n.op != "output"):
+        if symbolic is None and all("val" in n.meta for n in entry.graph.nodes if n.op != "output"):
             gm = entry
         else:
-            gm = _trace(fn, example_inputs, {}, preserve_meta=True)
+            gm = _trace(fn, example_inputs, {}, preserve_meta=True, symbolic=symbolic)
     else:
         if isinstance(entry, torch.nn.Module):
             fn, inputs = _flatten_module(entry, example_inputs)
         else:
             fn, inputs = entry, [InputDescription(f"input:{i}", v) for i, v in enumerate(example_inputs)]
         register_user_code(entry if user_code is None else user_code)
-        gm = _trace(fn, [d.value for d in inputs], {}, preserve_meta=False)
+        gm = _trace(fn, [d.value for d in inputs], {}, preserve_meta=False, symbolic=symbolic)
 
     decompositions: dict = {}
     for _ in range(_MAX_DECOMPOSITION_ROUNDS):
@@ -445,7 +456,13 @@ def trace_to_aten(
         if not new:
             break
         decompositions.update(new)
-        gm = _trace(fn, [d.value for d in inputs], decompositions, preserve_meta=isinstance(entry, fx.GraphModule))
+        gm = _trace(
+            fn,
+            [d.value for d in inputs],
+            decompositions,
+            preserve_meta=isinstance(entry, fx.GraphModule),
+            symbolic=symbolic,
+        )
     return gm, inputs
 
 

@@ -94,13 +94,16 @@ class LoadedModule:
         imports allow READ|WRITE, not DISCARD_WRITE)."""
         return self._opened.device.from_dlpack_capsule(to_dlpack(tensor))
 
-    def invoke(self, arguments: list[iree_runtime.HalBufferView], result_count: int) -> None:
+    def invoke(self, arguments: list[iree_runtime.HalBufferView | int], result_count: int) -> None:
         """Calls `main` straight through the VM (a few µs instead of the
         generic invoker's ~15). Returns when its work is done; every result
         was written into an argument (storage or tied), so none is read here."""
         argument_list = iree_runtime.VmVariantList(len(arguments))
-        for view in arguments:
-            argument_list.push_ref(view)
+        for argument in arguments:
+            if type(argument) is int:
+                argument_list.push_int(argument)
+            else:
+                argument_list.push_ref(argument)
         result_list = iree_runtime.VmVariantList(result_count)
         opened = self._opened
         opened.vm_context.invoke(opened.vm_function, argument_list, result_list)

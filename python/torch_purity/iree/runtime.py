@@ -63,8 +63,12 @@ def synthetic_base_arguments(convention: CallingConvention, tensors: list[torch.
 # ----------------------------------------------------------------------------
 
 
+_INT = ("int",)
+
+
 def input_signature(args: Sequence[object]) -> tuple:
-    """What a compiled entry depends on: tensor layouts, storage sharing, other values.
+    """What a compiled entry depends on: tensor layouts, storage sharing,
+    values other than ints (an int's value is checked by the entry's guard).
 
     Runs on every call, so it reads only cheap attributes (under 1 µs per
     tensor; `benchmarks/guard_cost.py`)."""
@@ -80,6 +84,8 @@ def input_signature(args: Sequence[object]) -> tuple:
             # metadata mutation of one is then seen through the other.
             same_object_as = objects.setdefault(id(arg), position)
             append((arg.shape, arg.dtype, arg.stride(), arg.storage_offset(), arg.device, group, same_object_as))
+        elif type(arg) is int:
+            append(_INT)  # its value is the entry's guard's business (runtime ints)
         else:
             try:
                 hash(arg)
@@ -155,7 +161,9 @@ class Executable:
 
     convention: CallingConvention
     module: LoadedModule
-    tensor_positions: list[int]  # which of the flat arguments are the tensor inputs
+    # Which of the flat arguments the compiled function takes, in order: the
+    # tensors, and ints it takes as runtime values (i64 arguments).
+    argument_positions: list[int]
     # [TreeSpec, {leaf index: constant}] of the program's return value, filled
     # when the program is traced (or read from a saved program).
     output_spec: list = field(default_factory=list)
@@ -204,7 +212,7 @@ class Executable:
         on_target = self.on_target
         if on_target is None:
             device_type = self.module.device_type
-            on_target = all(t.device.type == device_type for t in tensors)
+            on_target = all(type(t) is int or t.device.type == device_type for t in tensors)
             if self.devices_fixed:
                 self.on_target = on_target
         try:
@@ -259,9 +267,9 @@ class Executable:
         """The compiled function's inputs: the tensor arguments, the
         synthetic bases of those sharing storage, and the seed of its random
         ops where it has any."""
-        tensors = synthetic_base_arguments(self.convention, [args[i] for i in self.tensor_positions])
+        tensors = synthetic_base_arguments(self.convention, [args[i] for i in self.argument_positions])
         if self.convention.rng_seed_input is not None:
-            tensors.append(_draw_seed(tensors[0].device if tensors else torch.device(self.module.device_type)))
+            tensors.append(_draw_seed(_device_of(tensors, self.module.device_type)))
         return tensors
 
     def _rebuild_outputs(self, outputs: list[torch.Tensor]):
@@ -297,10 +305,14 @@ class Executable:
         if self.zero_copy_inputs is None:
             self.zero_copy_inputs = self._zero_copy_candidates(tensors)
         module, convention = self.module, self.convention
-        device = tensors[0].device if tensors else torch.device(module.device_type)
+        device = _device_of(tensors, module.device_type)
         zero_copy, imports = self.zero_copy_inputs, self.imports
         arguments, imported, passed = [], [], []
         for index, tensor in enumerate(tensors):
+            if type(tensor) is int:  # a runtime int: an i64 argument
+                arguments.append(tensor)
+                passed.append(tensor)
+                continue
             view = None
             if index in zero_copy:
                 cached = imports.get(index)  # the common case, inlined: the same tensor again
@@ -391,9 +403,9 @@ class Executable:
         it likes: for inputs on another device than the target's (CPU tensors
         for the cuda target), and for entries whose compiled code writes
         imported memory with transfers. Results land on the inputs' device."""
-        device = tensors[0].device if tensors else torch.device("cpu")
+        device = _device_of(tensors, "cpu")
         convention = self.convention
-        arguments = [_host_array(t) for t in tensors]
+        arguments = [t if type(t) is int else _host_array(t) for t in tensors]
         arguments += [
             np.zeros(shape, dtype=_host_dtype(convention.result_dtypes[r])) for r, shape in convention.result_storage
         ]
@@ -402,6 +414,14 @@ class Executable:
             for r, dtype in zip(self.module(arguments), convention.result_dtypes)
         ]
         return [r.to(device) for r in results] if device.type != "cpu" else results, []
+
+
+def _device_of(arguments: Sequence[object], default: str) -> torch.device:
+    """The device of the first tensor argument (ints have none)."""
+    for argument in arguments:
+        if type(argument) is not int:
+            return argument.device
+    return torch.device(default)
 
 
 def _draw_seed(device: torch.device) -> torch.Tensor:
@@ -453,7 +473,7 @@ def _inputs_needing_grad(tensors: list[torch.Tensor], convention: CallingConvent
     """Inputs that require grad (grad mode on) reaching an inference entry
     (a saved program: training entries are not saved). An input that
     requires grad and that the program writes is refused before anything runs."""
-    needing = [t for t in tensors if t.requires_grad]
+    needing = [t for t in tensors if type(t) is not int and t.requires_grad]
     if needing:
         for index in written_inputs_requiring_grad(convention, tensors):
             raise PurityError(

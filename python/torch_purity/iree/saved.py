@@ -8,8 +8,8 @@ GPU machine without torch-mlir or IREE's compiler.
 
 A loaded program runs exactly the entries that were saved: a call whose
 inputs match none of them (shapes, dtypes, strides, storage offsets, which
-inputs share storage, values of non-tensor inputs) is refused with the
-signatures it does take, since nothing can be compiled there. The device is
+inputs share storage, values of non-tensor inputs other than ints, and
+each entry's guard on its int inputs) is refused with the signatures it does take, since nothing can be compiled there. The device is
 not part of a saved signature: inputs on the target's device cross without
 copies, others as host copies. CPU entries are compiled for the build
 machine's processor (`--iree-llvmcpu-target-cpu=host`).
@@ -24,11 +24,14 @@ import torch
 import torch.utils._pytree as pytree
 
 from ..errors import PurityError
+from ..guards import IntGuard
 from .module import LoadedModule
 from .runtime import CallingConvention, Executable, flatten_arguments, input_signature
 
 FORMAT = "purity-saved-program"
-VERSION = 2  # 2: mutation records and index checks as objects (contract.MutationRecord, IndexCheck)
+# 2: mutation records and index checks as objects (contract.MutationRecord, IndexCheck);
+# 3: ints out of the signature, each entry's guard on them (runtime ints), argument_positions.
+VERSION = 3
 
 
 def portable_signature(structure: object, signature: tuple) -> str:
@@ -41,6 +44,8 @@ def portable_signature(structure: object, signature: tuple) -> str:
     for item in signature:
         if item[0] == "value":
             parts.append(("value", item[1].__name__, repr(item[2])))
+        elif item[0] == "int":
+            parts.append(("int",))
         else:
             shape, dtype, strides, offset, _device, group, same_object_as = item
             parts.append((tuple(shape), str(dtype), tuple(strides), offset, group, same_object_as))
@@ -48,26 +53,30 @@ def portable_signature(structure: object, signature: tuple) -> str:
 
 
 def _describe(signature: tuple) -> str:
-    """A reader's summary of a signature: `float32[64, 32], 3`."""
+    """A reader's summary of a signature: `float32[64, 32], 3, i0` (the first int argument)."""
     parts = []
+    ints = 0
     for item in signature:
         if item[0] == "value":
             parts.append(repr(item[2]))
+        elif item[0] == "int":
+            parts.append(f"i{ints}")
+            ints += 1
         else:
             parts.append(f"{str(item[1]).removeprefix('torch.')}{list(item[0])}")
     return ", ".join(parts)
 
 
 def save_program(
-    entries: dict[tuple, Executable], target: str, state_names: list[str] | None, folder: str | Path
+    entries: list[tuple[object, tuple, Executable]], target: str, state_names: list[str] | None, folder: str | Path
 ) -> Path:
-    """Writes the entries (keyed like `CompiledProgram.cache`) to `folder`."""
+    """Writes the entries ((argument structure, input signature, entry)) to `folder`."""
     if not entries:
         raise PurityError("save", "nothing is compiled yet: call the program or pass example inputs to compile() first")
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     records = []
-    for number, ((structure, signature), entry) in enumerate(entries.items()):
+    for number, (structure, signature, entry) in enumerate(entries):
         spec, constants = entry.output_spec
         for index, value in constants.items():
             if not isinstance(value, (bool, int, float, str, type(None))):
@@ -77,8 +86,11 @@ def save_program(
         records.append(
             {
                 "signature": portable_signature(structure, signature),
-                "inputs": _describe(signature),
-                "tensor_positions": entry.tensor_positions,
+                "inputs": _describe(signature)
+                + (f" where {entry.int_guard.readable()}" if entry.int_guard.expression else ""),
+                "argument_positions": entry.argument_positions,
+                "int_leaves": entry.int_leaves,
+                "int_guard": entry.int_guard.expression,
                 "convention": entry.convention.to_json(),
                 "outputs": pytree.treespec_dumps(spec),
                 "output_constants": [[index, value] for index, value in constants.items()],
@@ -98,16 +110,18 @@ class SavedProgram:
         self.target: str = program["target"]
         self._module = module
         self._state_names: list[str] | None = program["state_names"]
-        self.entries: dict[str, Executable] = {}
+        # Per signature: the entries for it, each with its int leaves and their guard.
+        self.entries: dict[str, list[tuple[list[int], IntGuard, Executable]]] = {}
         self._inputs: list[str] = []
         for record in program["entries"]:
             executable = Executable(
                 convention=CallingConvention.from_json(record["convention"]),
                 module=LoadedModule(self.target, (folder / record["vmfb"]).read_bytes()),
-                tensor_positions=list(record["tensor_positions"]),
+                argument_positions=list(record["argument_positions"]),
                 output_spec=[pytree.treespec_loads(record["outputs"]), dict(record["output_constants"])],
             )
-            self.entries[record["signature"]] = executable
+            guarded = (list(record["int_leaves"]), IntGuard(record["int_guard"]), executable)
+            self.entries.setdefault(record["signature"], []).append(guarded)
             self._inputs.append(record["inputs"])
 
     def _state(self) -> list[torch.Tensor]:
@@ -118,7 +132,14 @@ class SavedProgram:
     def __call__(self, *args):
         leaves, structure = flatten_arguments(self._state(), args)
         key = portable_signature(structure, input_signature(leaves))
-        entry = self.entries.get(key)
+        entry = next(
+            (
+                executable
+                for int_leaves, guard, executable in self.entries.get(key, ())
+                if guard.holds([leaves[i] for i in int_leaves])
+            ),
+            None,
+        )
         if entry is None:
             taken = "; ".join(f"({inputs})" for inputs in self._inputs)
             raise PurityError(

@@ -29,7 +29,7 @@ from .runtime import Executable
 
 def run_training(forward: Executable, backward: Executable, args: Sequence[object]):
     """Calls the compiled forward on `args` (the flat leaves) under autograd."""
-    tensors = [args[i] for i in forward.tensor_positions]
+    tensors = [args[i] for i in forward.argument_positions]
     outputs = _CompiledJoint.apply(forward, backward, *tensors)
     return forward._rebuild_outputs(list(outputs))
 

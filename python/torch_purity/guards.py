@@ -1,0 +1,51 @@
+"""Guards a compiled entry checks on each call, beyond its input signature.
+
+Needs torch only: saved programs check them where no compiler is installed.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import cached_property
+
+_INTERPRETER_GLOBALS: dict | None = None
+
+
+@dataclass(frozen=True)
+class IntGuard:
+    """What a trace assumed about its int arguments, as a Python expression
+    over `L['t0']`, `L['t1']`, ... (the int arguments in order); None: nothing."""
+
+    expression: str | None
+
+    @classmethod
+    def equal_to(cls, values: Sequence[int]) -> IntGuard:
+        """The guard of ints specialized to their values."""
+        terms = [f"L['t{i}'] == {int(v)}" for i, v in enumerate(values)]
+        return cls(" and ".join(terms) or None)
+
+    @cached_property
+    def _code(self):
+        return None if self.expression is None else compile(self.expression, "<purity int guard>", "eval")
+
+    def readable(self) -> str:
+        """The expression with the k-th guarded input named `ik`."""
+        return re.sub(r"L\['t(\d+)'\]", r"i\1", self.expression or "True")
+
+    def holds(self, values: Sequence[int]) -> bool:
+        code = self._code
+        if code is None:
+            return True
+        return bool(eval(code, _interpreter_globals(), {"L": {f"t{i}": v for i, v in enumerate(values)}}))
+
+
+def _interpreter_globals() -> dict:
+    # The names ShapeEnv's printed guards use (Eq, Mod, floor division ...).
+    global _INTERPRETER_GLOBALS
+    if _INTERPRETER_GLOBALS is None:
+        from torch.fx.experimental.symbolic_shapes import SYMPY_INTERP
+
+        _INTERPRETER_GLOBALS = dict(SYMPY_INTERP)
+    return _INTERPRETER_GLOBALS

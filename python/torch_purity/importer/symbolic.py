@@ -1,0 +1,71 @@
+"""Python ints as runtime values: a trace where each int argument is a symbol.
+
+A decode position or an offset passed as a Python `int` is traced as a
+`SymInt` of its own (PyTorch's ShapeEnv, as Dynamo and torch.export use it),
+so the graph takes it as an input (`!torch.int` in the Torch dialect, an
+`i64` argument of the compiled function) instead of baking its value in.
+Tensors keep their static shapes here. What the trace had to assume about
+the value (an index in range, a slice not empty, `Eq(n, 3)` where a Python
+`range(n)` or `if` needed it) is recorded by the ShapeEnv as guards;
+`guards.IntGuard` is those guards as one Python expression, checked on every call:
+a value outside them is a miss, and the caller compiles a new entry for it.
+
+0 and 1 are not specialized (ShapeEnv's default treats them as constants):
+a decode loop starting at position 0 then compiles once, not three times.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import torch
+from torch._dynamo.source import ConstantSource
+from torch._subclasses.fake_tensor import FakeTensorMode
+from torch.fx.experimental.symbolic_shapes import DimDynamic, ShapeEnv, StatelessSymbolicContext
+
+from ..guards import IntGuard
+
+class SymbolicInputs:
+    """Fake inputs for one trace: tensors with their static shapes, the ints
+    at `int_positions` as symbols of one ShapeEnv, other values as they are."""
+
+    def __init__(
+        self,
+        values: Sequence[object],
+        int_positions: Sequence[int],
+        dynamic_dims: dict[int, Sequence[int]] | None = None,
+    ) -> None:
+        self.shape_env = ShapeEnv(specialize_zero_one=False)
+        self.mode = FakeTensorMode(shape_env=self.shape_env, allow_non_fake_inputs=False)
+        self.int_positions = list(int_positions)
+        self.dynamic_dims = dict(dynamic_dims or {})
+        fake: list[object] = []
+        for position, value in enumerate(values):
+            if isinstance(value, torch.Tensor) and position in self.dynamic_dims:
+                dims = self.dynamic_dims[position]
+                context = StatelessSymbolicContext(
+                    dynamic_sizes=[DimDynamic.DYNAMIC if d in dims else DimDynamic.STATIC for d in range(value.dim())]
+                )
+                fake.append(self.mode.from_tensor(value, source=ConstantSource(f"tensor{position}"), symbolic_context=context))
+            elif isinstance(value, torch.Tensor):
+                fake.append(self.mode.from_tensor(value, static_shapes=True))
+            elif position in self.int_positions:
+                fake.append(self._symbol(int(value), f"int{position}"))
+            else:
+                fake.append(value)
+        self.values = fake
+
+    def _symbol(self, value: int, name: str) -> torch.SymInt:
+        source = ConstantSource(name)
+        symbol = self.shape_env.create_symbol(value, source, dynamic_dim=DimDynamic.DYNAMIC, positive=None)
+        return self.shape_env.create_symintnode(symbol, hint=value, source=source)
+
+    @property
+    def guarded_positions(self) -> list[int]:
+        """The inputs the guard reads, in order: ints, and tensors with dynamic dims."""
+        return sorted({*self.int_positions, *self.dynamic_dims})
+
+    def guard(self) -> IntGuard:
+        """The guards the traces so far recorded on the ints."""
+        symbols = [self.values[p] for p in self.guarded_positions]
+        return IntGuard(self.shape_env.produce_guards_expression(symbols))
