@@ -26,9 +26,9 @@ import torch
 import torch.utils._pytree as pytree
 
 from ..errors import PurityError
+from ..guards import IntGuard
 from ..importer import import_graph, new_context, renamed_inputs, trace_to_aten
 from ..importer.fx_import import drop_unused_inputs
-from ..guards import IntGuard
 from ..importer.symbolic import SymbolicInputs
 from ..iree.module import IreeCompileError, LoadedModule, compile_linalg, iree_compile_command
 from ..iree.runtime import (

@@ -58,8 +58,8 @@ from ..errors import PurityError
 from ..ir_helpers.queries import aten_op_of_location, non_value_type, value_type
 from ..ops import METADATA_MUTATIONS, VIEW_OPS
 from .alias_analysis import analyze_aliases
-from .symbolic import SymbolicInputs
 from .locations import innermost_user_frame, node_location, op_display_name, register_user_code, source_of
+from .symbolic import SymbolicInputs
 
 # Function argument attributes written by the importer and read by passes.
 

@@ -25,6 +25,7 @@ from torch.fx.experimental.symbolic_shapes import DimDynamic, ShapeEnv, Stateles
 
 from ..guards import IntGuard
 
+
 class SymbolicInputs:
     """Fake inputs for one trace: tensors with their static shapes, the ints
     at `int_positions` as symbols of one ShapeEnv, other values as they are."""
@@ -46,7 +47,9 @@ class SymbolicInputs:
                 context = StatelessSymbolicContext(
                     dynamic_sizes=[DimDynamic.DYNAMIC if d in dims else DimDynamic.STATIC for d in range(value.dim())]
                 )
-                fake.append(self.mode.from_tensor(value, source=ConstantSource(f"tensor{position}"), symbolic_context=context))
+                fake.append(
+                    self.mode.from_tensor(value, source=ConstantSource(f"tensor{position}"), symbolic_context=context)
+                )
             elif isinstance(value, torch.Tensor):
                 fake.append(self.mode.from_tensor(value, static_shapes=True))
             elif position in self.int_positions:

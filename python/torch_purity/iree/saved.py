@@ -9,7 +9,8 @@ GPU machine without torch-mlir or IREE's compiler.
 A loaded program runs exactly the entries that were saved: a call whose
 inputs match none of them (shapes, dtypes, strides, storage offsets, which
 inputs share storage, values of non-tensor inputs other than ints, and
-each entry's guard on its int inputs) is refused with the signatures it does take, since nothing can be compiled there. The device is
+each entry's guard on its int inputs) is refused with the signatures it
+does take, since nothing can be compiled there. The device is
 not part of a saved signature: inputs on the target's device cross without
 copies, others as host copies. CPU entries are compiled for the build
 machine's processor (`--iree-llvmcpu-target-cpu=host`).
