@@ -49,3 +49,36 @@ def _interpreter_globals() -> dict:
 
         _INTERPRETER_GLOBALS = dict(SYMPY_INTERP)
     return _INTERPRETER_GLOBALS
+
+
+@dataclass(frozen=True)
+class SymbolicShapes:
+    """Shapes of results that depend on runtime values (an int argument, a
+    dynamic dim), computed per call: `results` maps a result to the Python
+    text of its shape tuple over the symbols in `symbols`, each read from an
+    argument of the compiled function (its value, for an int; its size
+    along `dim`, for a tensor)."""
+
+    symbols: dict[str, tuple[int, int | None]]  # name -> (argument, dim or None)
+    results: dict[int, str]
+
+    @cached_property
+    def _code(self):
+        text = "{" + ", ".join(f"{result}: {shape}" for result, shape in self.results.items()) + "}"
+        return compile(text, "<purity result shapes>", "eval")
+
+    def evaluate(self, arguments: Sequence[object]) -> dict[int, tuple[int, ...]]:
+        values = {
+            name: arguments[argument] if dim is None else arguments[argument].shape[dim]
+            for name, (argument, dim) in self.symbols.items()
+        }
+        return eval(self._code, _interpreter_globals(), values)
+
+    def to_json(self) -> dict[str, object]:
+        return {"symbols": {n: list(s) for n, s in self.symbols.items()}, "results": self.results}
+
+    @classmethod
+    def from_json(cls, data: dict) -> SymbolicShapes:
+        return cls(
+            {n: (a, d) for n, (a, d) in data["symbols"].items()}, {int(r): s for r, s in data["results"].items()}
+        )

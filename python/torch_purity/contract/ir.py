@@ -35,6 +35,7 @@ from . import (
     TANGENT,
     TORCH_DTYPES,
     UNWRITTEN,
+    VIEW_RETURNED_AS_COPY,
     VIEW_SIZES,
     VIEW_STORAGE_OFFSET,
     VIEW_STRIDES,
@@ -179,6 +180,8 @@ def _read_results(result_attrs: list[dict[str, object]], convention: CallingConv
             convention.output_results.append(index)
             if GRADIENT_OF in attrs:
                 convention.gradient_of.append(attrs[GRADIENT_OF])
+            if VIEW_RETURNED_AS_COPY in attrs:
+                convention.views_returned_as_copies.append(output)
             if VIEW_SIZES in attrs and ALIASES_INPUT in attrs:
                 convention.output_views[output] = (attrs[ALIASES_INPUT], _layout(attrs, VIEW_LAYOUT))
             elif VIEW_SIZES in attrs and ALIAS_GROUP in attrs:

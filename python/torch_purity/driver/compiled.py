@@ -26,7 +26,7 @@ import torch
 import torch.utils._pytree as pytree
 
 from ..errors import PurityError
-from ..guards import IntGuard
+from ..guards import IntGuard, SymbolicShapes
 from ..importer import import_graph, new_context, renamed_inputs, trace_to_aten
 from ..importer.fx_import import drop_unused_inputs
 from ..importer.symbolic import SymbolicInputs
@@ -151,6 +151,7 @@ class CompiledEntry(Executable):
     int_leaves: list[int] = field(default_factory=list)
     int_guard: IntGuard = IntGuard(None)
     runtime_ints: bool = False
+    ints_specialized_because: str | None = None  # why runtime ints failed, where they did
 
     def takes_ints(self, leaves: list[object]) -> bool:
         """Whether this entry serves the call's int values."""
@@ -249,6 +250,13 @@ def build_entry(
     lowered = lowering_worker.lower(mutable_ir, dump_dir)
     seconds.update(lowered.seconds)
     convention = lowered.convention
+    symbolic_shapes = None
+    if symbolic is not None:
+        if convention.views_returned_as_copies:
+            raise _NeedsStaticInts(
+                f"outputs {convention.views_returned_as_copies} view an input at a position given by an int argument"
+            )
+        symbolic_shapes = _result_shapes(graph, convention, symbolic)
     if lowered.backward_convention is not None:
         _refuse_writes_to_inputs_requiring_grad(convention, [*tensors, *captured], [d.name for d in inputs])
     start = time.perf_counter()
@@ -272,6 +280,7 @@ def build_entry(
         )
     return CompiledEntry(
         convention=convention,
+        symbolic_shapes=symbolic_shapes,
         module=LoadedModule(target, vmfb, "main" if backward is None else "forward"),
         argument_positions=[*specialized.input_positions, *range(len(args), len(args) + len(captured))],
         output_spec=specialized.output_spec,
@@ -291,6 +300,29 @@ def build_entry(
         # Grad mode on and something requiring grad, yet no joint: the trace saw no output requiring grad.
         outputs_without_grad=backward is None and training,
     )
+
+
+def _result_shapes(graph, convention, symbolic: SymbolicInputs) -> SymbolicShapes | None:
+    """Per-call shapes of the results whose traced shapes are symbolic: the
+    program's outputs (from the trace) and written inputs (the input's)."""
+    output = next(n for n in graph.graph.nodes if n.op == "output")
+    values = output.args[0] if isinstance(output.args[0], (list, tuple)) else [output.args[0]]
+    shapes = {result: tuple(node.meta["val"].shape) for result, node in zip(convention.output_results, values)}
+    for result, argument in convention.written_inputs:
+        shapes[result] = tuple(symbolic.values[argument].shape)
+    try:
+        return symbolic.shapes(shapes)
+    except ValueError as error:
+        raise _NeedsStaticInts(str(error)) from None
+
+
+class _NeedsStaticInts(PurityError):
+    """An entry with runtime ints would differ from eager where one with
+    the ints specialized does not (an output view eager returns, located
+    only once the ints are known): compiled with the ints specialized."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__("compile", reason)
 
 
 def _refuse_writes_to_inputs_requiring_grad(convention, tensors: list[torch.Tensor], names: list[str]) -> None:
@@ -408,8 +440,10 @@ class CompiledProgram:
             return build()
         try:
             return build(runtime_ints=True)
-        except PurityError:
-            return build(runtime_ints=False)
+        except PurityError as error:
+            entry = build(runtime_ints=False)
+            entry.ints_specialized_because = str(error)
+            return entry
 
     def _lookup(self, key: tuple, leaves: list[object]) -> tuple[tuple, CompiledEntry | None]:
         """The entry serving this call and the key it is cached under: one

@@ -22,8 +22,9 @@ import torch
 from torch._dynamo.source import ConstantSource
 from torch._subclasses.fake_tensor import FakeTensorMode
 from torch.fx.experimental.symbolic_shapes import DimDynamic, ShapeEnv, StatelessSymbolicContext
+from torch.utils._sympy.printers import PythonPrinter
 
-from ..guards import IntGuard
+from ..guards import IntGuard, SymbolicShapes
 
 
 class SymbolicInputs:
@@ -72,3 +73,33 @@ class SymbolicInputs:
         """The guards the traces so far recorded on the ints."""
         symbols = [self.values[p] for p in self.guarded_positions]
         return IntGuard(self.shape_env.produce_guards_expression(symbols))
+
+    def shapes(self, shapes: dict[int, Sequence[int | torch.SymInt]]) -> SymbolicShapes | None:
+        """Per-call shape functions of the given (result -> traced shape)
+        where a size is symbolic; None where none is. A symbol the inputs do
+        not define (data-dependent sizes) raises ValueError."""
+        sources: dict[object, tuple[int, int | None]] = {}
+        for position in self.guarded_positions:
+            value = self.values[position]
+            if isinstance(value, torch.SymInt):
+                sources.setdefault(value.node.expr, (position, None))
+            elif isinstance(value, torch.Tensor):
+                for dim, size in enumerate(value.shape):
+                    if isinstance(size, torch.SymInt):
+                        sources.setdefault(size.node.expr, (position, dim))
+        printer = PythonPrinter()
+        symbols: dict[str, tuple[int, int | None]] = {}
+        results: dict[int, str] = {}
+        for result, shape in shapes.items():
+            if not any(isinstance(size, torch.SymInt) and not size.node.is_constant() for size in shape):
+                continue
+            texts = []
+            for size in shape:
+                expr = self.shape_env.simplify(size.node.expr) if isinstance(size, torch.SymInt) else size
+                for symbol in getattr(expr, "free_symbols", ()):
+                    if symbol not in sources:
+                        raise ValueError(f"size {expr} depends on {symbol}, which no input defines")
+                    symbols[str(symbol)] = sources[symbol]
+                texts.append(printer.doprint(expr) if hasattr(expr, "free_symbols") else str(int(expr)))
+            results[result] = "(" + "".join(f"{t}, " for t in texts) + ")"
+        return SymbolicShapes(symbols, results) if results else None

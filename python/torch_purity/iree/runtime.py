@@ -41,6 +41,7 @@ import torch.utils._pytree as pytree
 
 from ..contract import CallingConvention, IndexCheck
 from ..errors import PurityError, PurityIndexError
+from ..guards import SymbolicShapes
 from .module import LoadedModule, to_host
 
 # IREE-WORKAROUND(unaligned-import): IREE's buffers start on 64-byte boundaries. A view starting inside its
@@ -189,6 +190,8 @@ class Executable:
     # Traced with grad mode on and inputs requiring grad, no output required
     # grad (they were detached, or integer): outputs are returned as they are.
     outputs_without_grad: bool = False
+    # Shapes of results that depend on runtime ints or dynamic dims, per call.
+    symbolic_shapes: SymbolicShapes | None = None
     on_target: bool | None = None
     # (result, input) of the written inputs to copy back, per set of inputs
     # that crossed as the caller's memory (a call or two find every set).
@@ -328,7 +331,10 @@ class Executable:
             arguments.append(view)
             passed.append(tensor)
         results = {result: passed[index] for result, index in self._tied_results}
+        shapes = self.symbolic_shapes.evaluate(tensors) if self.symbolic_shapes is not None else None
         for result, shape, dtype in self._storage:
+            if shapes is not None:
+                shape = shapes.get(result, shape)
             if result == self._flags_result:
                 # The index checks' flags are read here, never handed out: one
                 # buffer (and its import) serves every call.
@@ -383,7 +389,9 @@ class Executable:
         tied_storages = {tensors[i].untyped_storage().data_ptr() for i in convention.tied_inputs}
         tied = convention.tied_inputs if self.hand_over == "in place" else set()
         return set(tied) | {
-            i for i in convention.unwritten_inputs if tensors[i].untyped_storage().data_ptr() not in tied_storages
+            i
+            for i in convention.unwritten_inputs
+            if type(tensors[i]) is not int and tensors[i].untyped_storage().data_ptr() not in tied_storages
         }
 
     def _import(self, index: int, tensor: torch.Tensor):
@@ -406,8 +414,10 @@ class Executable:
         device = _device_of(tensors, "cpu")
         convention = self.convention
         arguments = [t if type(t) is int else _host_array(t) for t in tensors]
+        shapes = self.symbolic_shapes.evaluate(tensors) if self.symbolic_shapes is not None else {}
         arguments += [
-            np.zeros(shape, dtype=_host_dtype(convention.result_dtypes[r])) for r, shape in convention.result_storage
+            np.zeros(shapes.get(r, shape), dtype=_host_dtype(convention.result_dtypes[r]))
+            for r, shape in convention.result_storage
         ]
         results = [
             _with_dtype(torch.from_numpy(to_host(r)), dtype)

@@ -25,7 +25,7 @@ import torch
 import torch.utils._pytree as pytree
 
 from ..errors import PurityError
-from ..guards import IntGuard
+from ..guards import IntGuard, SymbolicShapes
 from .module import LoadedModule
 from .runtime import CallingConvention, Executable, flatten_arguments, input_signature
 
@@ -92,6 +92,7 @@ def save_program(
                 "argument_positions": entry.argument_positions,
                 "int_leaves": entry.int_leaves,
                 "int_guard": entry.int_guard.expression,
+                "symbolic_shapes": None if entry.symbolic_shapes is None else entry.symbolic_shapes.to_json(),
                 "convention": entry.convention.to_json(),
                 "outputs": pytree.treespec_dumps(spec),
                 "output_constants": [[index, value] for index, value in constants.items()],
@@ -120,6 +121,9 @@ class SavedProgram:
                 module=LoadedModule(self.target, (folder / record["vmfb"]).read_bytes()),
                 argument_positions=list(record["argument_positions"]),
                 output_spec=[pytree.treespec_loads(record["outputs"]), dict(record["output_constants"])],
+                symbolic_shapes=None
+                if record["symbolic_shapes"] is None
+                else SymbolicShapes.from_json(record["symbolic_shapes"]),
             )
             guarded = (list(record["int_leaves"]), IntGuard(record["int_guard"]), executable)
             self.entries.setdefault(record["signature"], []).append(guarded)

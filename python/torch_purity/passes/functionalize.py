@@ -63,6 +63,7 @@ from torch_mlir.ir import (
     Operation,
     Type,
     TypeAttr,
+    UnitAttr,
     Value,
 )
 
@@ -548,8 +549,9 @@ class _FunctionRewriter:
                 geometry = _geometry(self.function, root, self.returned[output].chain)
                 if geometry is None:
                     # A view of unknown layout (a non-constant narrow start):
-                    # returned as a value of its own, as a copy.
+                    # returned as a value of its own, as a copy, and marked so.
                     all_located = False
+                    set_result_attrs(self.function, output, {contract.VIEW_RETURNED_AS_COPY: UnitAttr.get()})
                     continue
                 attrs.update(layout_attrs(geometry, VIEW_LAYOUT))
                 set_result_attrs(self.function, output, attrs)

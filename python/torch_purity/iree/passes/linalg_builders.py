@@ -15,12 +15,14 @@ from torch_mlir.ir import (
     F32Type,
     F64Type,
     FloatAttr,
+    IndexType,
     InsertionPoint,
     IntegerAttr,
     IntegerType,
     Operation,
     OpResult,
     RankedTensorType,
+    ShapedType,
     Type,
     Value,
 )
@@ -85,12 +87,16 @@ def copy_reading_destination(source: Value, destination: Value) -> Value | None:
     bits = _bit_type(element)
     if bits is None:
         return None
-    if not isinstance(buffer_root(source), BlockArgument):
+    if not isinstance(buffer_root(source), BlockArgument) and tensor_type.has_static_shape:
         # Folding must not see a computed source's elements: with a constant,
         # `select(new ^ old == 0, old, new)` folds to the constant (a
         # transfer). IREE's barrier (generic form: torch-mlir does not know
         # the util dialect) hides them. Not on a value in an argument's
         # buffer: IREE then copied within that one buffer, which it rejects.
+        # Not on a value of dynamic shape either: IREE cannot resolve the
+        # barrier's dims ("tensor.dim unexpected during shape cleanup"); a
+        # folded transfer there is refused before anything runs, and the
+        # runtime then hands over host copies (iree/runtime.py).
         Context.current.allow_unregistered_dialects = True
         source = Operation.create(BARRIER, results=[source.type], operands=[source]).results[0]
     identity = AffineMapAttr.get(AffineMap.get_identity(tensor_type.rank))
@@ -139,7 +145,16 @@ def fresh_copy(source: Value) -> Value | None:
         return None
     zero_attr = IntegerAttr.get(element, 0) if isinstance(element, IntegerType) else FloatAttr.get(element, 0.0)
     zero = Operation.create("arith.constant", results=[element], attributes={"value": zero_attr}).results[0]
-    empty = Operation.create("tensor.empty", results=[tensor_type], operands=[]).results[0]
+    dims = []
+    for axis, size in enumerate(tensor_type.shape):
+        if ShapedType.is_dynamic_size(size):
+            index = Operation.create(
+                "arith.constant",
+                results=[IndexType.get()],
+                attributes={"value": IntegerAttr.get(IndexType.get(), axis)},
+            ).results[0]
+            dims.append(Operation.create("tensor.dim", results=[IndexType.get()], operands=[source, index]).results[0])
+    empty = Operation.create("tensor.empty", results=[tensor_type], operands=dims).results[0]
     zeros = Operation.create(
         "linalg.fill",
         results=[tensor_type],

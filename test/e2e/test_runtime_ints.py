@@ -1,0 +1,206 @@
+"""Int arguments as runtime values: calls with other values reuse the
+compiled code, each call matches eager, and the guards a trace recorded
+decide which entry serves a value (importer.symbolic)."""
+
+import pytest
+import torch
+
+import torch_purity
+from torch_purity import PurityError
+from torch_purity.checking import compare
+from torch_purity.dynamo_backend import purity_backend
+
+
+def decode_step(cache, row, position: int):
+    """One decode step: write this position's row in place, attend over the rows so far."""
+    cache[position] = row
+    keys = cache[: position + 1]
+    weights = torch.softmax(keys @ row, dim=0)
+    return weights @ keys
+
+
+def _entries(compiled) -> list:
+    return list(compiled.cache.values())
+
+
+def test_decode_loop_compiles_once_after_warm_up():
+    """60 steps with the position as an int: each step matches eager, the
+    cache is written in place (the caller's memory, no copy), and every step
+    after the first two runs code compiled before."""
+    compiled = torch_purity.compile(decode_step)
+    cache, eager_cache = torch.zeros(64, 16), torch.zeros(64, 16)
+    address = cache.data_ptr()
+    generator = torch.Generator().manual_seed(0)
+    counts = []
+    for position in range(60):
+        row = torch.randn(16, generator=generator)
+        got, want = compiled(cache, row, position), decode_step(eager_cache, row, position)
+        torch.testing.assert_close(got, want, msg=f"step {position}")
+        assert torch.equal(cache, eager_cache), f"cache after step {position}"
+        counts.append(len(compiled.cache))
+    assert cache.data_ptr() == address
+    # Position 0 reads one row (a size-1 slice, which the trace specializes);
+    # from position 1 on, one entry takes the position as a runtime value.
+    assert counts[-1] == counts[1] == 2, counts
+    general = _entries(compiled)[1]
+    assert general.runtime_ints
+    assert general.convention.tied_inputs == {0}, "the cache is written in place through its tie"
+
+
+def test_decode_loop_through_torch_compile_stops_recompiling():
+    """Dynamo specializes the first value, then hands the position as a
+    SymInt; Purity takes it as a runtime value: no compile after warm-up."""
+    programs = []
+
+    def recording(graph_module, example_inputs):
+        run = purity_backend(graph_module, example_inputs)
+        programs.append(run.purity_compiled)
+        return run
+
+    torch._dynamo.reset()
+    step = torch.compile(decode_step, backend=recording)
+    cache, eager_cache = torch.zeros(64, 16), torch.zeros(64, 16)
+    generator = torch.Generator().manual_seed(1)
+    counts = []
+    for position in range(60):
+        row = torch.randn(16, generator=generator)
+        got, want = step(cache, row, position), decode_step(eager_cache, row, position)
+        torch.testing.assert_close(got, want, msg=f"step {position}")
+        assert torch.equal(cache, eager_cache), f"cache after step {position}"
+        counts.append(sum(len(program.cache) for program in programs))
+    assert counts[-1] == counts[5], counts
+    assert counts[-1] <= 3, counts
+    assert any(entry.runtime_ints for program in programs for entry in program.cache.values())
+
+
+def offsets_and_shapes(x, start: int, length: int, scale: int):
+    window = x.narrow(0, start, length)  # a view of runtime extent
+    window.mul_(scale)  # written through it, into the input
+    total = x.sum(0) * (start + 1)
+    return window.sum(0) + total, x[start:, 1:].mean()
+
+
+def rows_as_matrix(x, rows: int):
+    return x.reshape(rows, -1).sum(1)
+
+
+def scale_and_shift(x, by: int):
+    return x * by + (by // 2)
+
+
+def roll(x, by: int):
+    return torch.roll(x, by, 0) + by
+
+
+def index_put_at(x, values, at: int):
+    # `x[at]` as a read would call int() on the position (Python's indexing
+    # protocol), specializing it; select and item assignment take it as it is.
+    x.select(0, at)[1:3] += values
+    x[-1 - at] = -1.0
+    return x
+
+
+def row_read_by_indexing(x, at: int):
+    return x[at] * 2
+
+
+@pytest.mark.parametrize(
+    ("program", "make", "values"),
+    [
+        (offsets_and_shapes, lambda v: (torch.randn(10, 4), *v), [(1, 3, 2), (2, 5, 3), (0, 10, 4), (4, 2, -1)]),
+        (rows_as_matrix, lambda v: (torch.randn(4, 6), *v), [(2,), (3,), (6,), (12,)]),
+        (scale_and_shift, lambda v: (torch.randn(7, 2), *v), [(1,), (3,), (-2,), (9,)]),
+        (index_put_at, lambda v: (torch.randn(6, 4), torch.randn(2), *v), [(0,), (2,), (5,), (-3,)]),
+    ],
+    ids=["narrow_write", "reshape", "arithmetic", "index_put"],
+)
+def test_ints_feeding_views_shapes_and_arithmetic_match_eager(program, make, values):
+    compiled = torch_purity.compile(program)
+    for value in values:
+        report = compare(program, compiled, make(value))
+        assert report.ok, (value, report.problems)
+    assert any(entry.runtime_ints for entry in _entries(compiled))
+    assert len(compiled.cache) < len(values)
+
+
+def test_where_runtime_ints_fail_to_compile_the_ints_are_specialized():
+    """torch.roll by a runtime amount lowers to slices IREE cannot reshape
+    (a dynamic dim without its value): each amount gets its own entry, which
+    says why, and every call still matches eager."""
+    compiled = torch_purity.compile(roll)
+    for by in (1, 3, -2):
+        assert compare(roll, compiled, (torch.randn(7, 2), by)).ok
+    entries = _entries(compiled)
+    assert len(entries) == 3 and not any(entry.runtime_ints for entry in entries)
+    assert all("IREE failed" in entry.ints_specialized_because for entry in entries)
+
+
+def test_one_entry_serves_many_positions():
+    compiled = torch_purity.compile(index_put_at)
+    for at in range(1, 5):
+        assert compare(index_put_at, compiled, (torch.randn(6, 4), torch.randn(2), at)).ok
+    assert len(compiled.cache) == 1
+
+
+def branch_on(x, n: int):
+    if n > 3:
+        return x * n
+    return x - n
+
+
+def test_python_branch_on_an_int_is_a_guard():
+    compiled = torch_purity.compile(branch_on)
+    for n in (5, 7, 2, 0, 9, 1):
+        assert compare(branch_on, compiled, (torch.randn(3), n)).ok, n
+    assert len(compiled.cache) == 2
+    guards = sorted(entry.int_guard.expression for entry in _entries(compiled))
+    assert any("3 < L['t0']" in g or "L['t0'] > 3" in g or "4 <= L['t0']" in g for g in guards), guards
+
+
+def row_view(x, i: int):
+    return x.select(0, i)
+
+
+def test_output_view_at_an_int_position_stays_a_view():
+    """Where the output is a view of an input at the int's position, the
+    entry specializes the int (a runtime position would return a copy)."""
+    compiled = torch_purity.compile(row_view)
+    for i in (1, 2, 3):
+        report = compare(row_view, compiled, (torch.randn(5, 3), i))
+        assert report.ok, report.problems
+    assert not any(entry.runtime_ints for entry in _entries(compiled))
+    x = torch.randn(5, 3)
+    out = compiled(x, 2)
+    out.add_(1)
+    assert torch.equal(x[2], out)
+
+
+def test_indexing_read_with_an_int_specializes_it():
+    """`x[at]` converts the position with `__index__` before any op sees
+    it: the trace specializes it (a guard per value), as Dynamo's own
+    make_fx traces do; results still match eager."""
+    compiled = torch_purity.compile(row_read_by_indexing)
+    for at in (1, 2):
+        assert compare(row_read_by_indexing, compiled, (torch.randn(4, 3), at)).ok
+    assert [entry.int_guard.expression for entry in _entries(compiled)] == ["L['t0'] == 1", "L['t0'] == 2"]
+
+
+def test_position_out_of_range_fails_and_leaves_inputs_untouched():
+    compiled = torch_purity.compile(decode_step)
+    cache, row = torch.randn(8, 4), torch.randn(4)
+    compiled(cache, row, 3)
+    before = cache.clone()
+    for position in (8, -9, 100):
+        with pytest.raises(PurityError, match="out of bounds"):
+            compiled(cache, row, position)
+        assert torch.equal(cache, before)
+    # Negative positions in range index from the end, as in eager.
+    report = compare(decode_step, compiled, (torch.randn(8, 4), row, -3))
+    assert report.ok, report.problems
+
+
+def test_saved_program_guard_survives_a_reload(tmp_path):
+    compiled = torch_purity.compile(index_put_at, torch.randn(6, 4), torch.randn(2), 2)
+    loaded = torch_purity.load(compiled.save(tmp_path / "program"))
+    for at in (1, 3, 4):
+        assert compare(index_put_at, loaded, (torch.randn(6, 4), torch.randn(2), at)).ok
