@@ -14,16 +14,24 @@ _INTERPRETER_GLOBALS: dict | None = None
 
 
 @dataclass(frozen=True)
-class IntGuard:
-    """What a trace assumed about its int arguments, as a Python expression
-    over `L['t0']`, `L['t1']`, ... (the int arguments in order); None: nothing."""
+class SymbolGuard:
+    """What a trace assumed about its runtime values (int arguments, dynamic
+    dims), as a Python expression over `L['t0']`, `L['t1']`, ... (the
+    guarded arguments in order: ints, and tensors with dynamic dims, whose
+    sizes it reads as `L['t1'].size()[0]`); None: nothing."""
 
     expression: str | None
 
     @classmethod
-    def equal_to(cls, values: Sequence[int]) -> IntGuard:
-        """The guard of ints specialized to their values."""
-        terms = [f"L['t{i}'] == {int(v)}" for i, v in enumerate(values)]
+    def equal_to(cls, values: Sequence[object], dims: Sequence[Sequence[int]]) -> SymbolGuard:
+        """The guard of values specialized as they are: each int, and each
+        tensor's sizes along its `dims`."""
+        terms = []
+        for index, (value, tensor_dims) in enumerate(zip(values, dims)):
+            if type(value) is int:
+                terms.append(f"L['t{index}'] == {value}")
+            else:
+                terms += [f"L['t{index}'].size()[{d}] == {value.shape[d]}" for d in tensor_dims]
         return cls(" and ".join(terms) or None)
 
     @cached_property
@@ -32,7 +40,7 @@ class IntGuard:
 
     def readable(self) -> str:
         """The expression with the k-th guarded input named `ik`."""
-        return re.sub(r"L\['t(\d+)'\]", r"i\1", self.expression or "True")
+        return re.sub(r"L\['t(\d+)'\]", r"i\1", self.expression or "True").replace(".size()", ".shape")
 
     def holds(self, values: Sequence[int]) -> bool:
         code = self._code

@@ -153,7 +153,7 @@ def test_python_branch_on_an_int_is_a_guard():
     for n in (5, 7, 2, 0, 9, 1):
         assert compare(branch_on, compiled, (torch.randn(3), n)).ok, n
     assert len(compiled.cache) == 2
-    guards = sorted(entry.int_guard.expression for entry in _entries(compiled))
+    guards = sorted(entry.symbol_guard.expression for entry in _entries(compiled))
     assert any("3 < L['t0']" in g or "L['t0'] > 3" in g or "4 <= L['t0']" in g for g in guards), guards
 
 
@@ -182,7 +182,7 @@ def test_indexing_read_with_an_int_specializes_it():
     compiled = torch_purity.compile(row_read_by_indexing)
     for at in (1, 2):
         assert compare(row_read_by_indexing, compiled, (torch.randn(4, 3), at)).ok
-    assert [entry.int_guard.expression for entry in _entries(compiled)] == ["L['t0'] == 1", "L['t0'] == 2"]
+    assert [entry.symbol_guard.expression for entry in _entries(compiled)] == ["L['t0'] == 1", "L['t0'] == 2"]
 
 
 def test_position_out_of_range_fails_and_leaves_inputs_untouched():

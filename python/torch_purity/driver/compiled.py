@@ -26,7 +26,7 @@ import torch
 import torch.utils._pytree as pytree
 
 from ..errors import PurityError
-from ..guards import IntGuard, SymbolicShapes
+from ..guards import SymbolGuard, SymbolicShapes
 from ..importer import import_graph, new_context, renamed_inputs, trace_to_aten
 from ..importer.fx_import import drop_unused_inputs
 from ..importer.symbolic import SymbolicInputs
@@ -148,14 +148,14 @@ class CompiledEntry(Executable):
     # The int leaves of the call (their values are not in the cache key) and
     # what this entry holds for: a runtime value within the trace's guards,
     # or, where the ints were specialized, their traced values.
-    int_leaves: list[int] = field(default_factory=list)
-    int_guard: IntGuard = IntGuard(None)
+    guarded_leaves: list[int] = field(default_factory=list)
+    symbol_guard: SymbolGuard = SymbolGuard(None)
     runtime_ints: bool = False
     ints_specialized_because: str | None = None  # why runtime ints failed, where they did
 
-    def takes_ints(self, leaves: list[object]) -> bool:
+    def serves(self, leaves: list[object]) -> bool:
         """Whether this entry serves the call's int values."""
-        return self.int_guard.holds([leaves[i] for i in self.int_leaves]) if self.int_leaves else True
+        return self.symbol_guard.holds([leaves[i] for i in self.guarded_leaves]) if self.guarded_leaves else True
 
     @property
     def guarded(self) -> bool:
@@ -197,21 +197,26 @@ def build_entry(
     user_code: object,
     program_roots: list[Root] = (),
     runtime_ints: bool = True,
+    dynamic_dims: dict[int, tuple[int, ...]] | None = None,
 ) -> CompiledEntry:
     """Traces, lowers and compiles the program for `args` (the call's
     leaves). With `runtime_ints`, its int arguments are runtime values of
-    the compiled code (importer.symbolic), except in a training entry, whose
-    ints are specialized."""
+    the compiled code and the dims in `dynamic_dims` (leaf -> dims) are
+    dynamic (importer.symbolic); otherwise, or in a training entry, both are
+    specialized to this call's values (a guard on them: the cache key
+    leaves them out)."""
+    dynamic_dims = dynamic_dims or {}
     seconds: dict[str, float] = {}
     arguments = [a for a in args if not isinstance(a, torch.Tensor)]
     program_roots = [*program_roots, *(Root(f"argument {i}", lambda a=a: a) for i, a in enumerate(arguments))]
     module_state = {id(a) for a in args[: len(state_names)]}
     state = PythonState(program_roots, explicit=module_state)
     int_leaves = [i for i, a in enumerate(args) if type(a) is int]
+    guarded_leaves = sorted({*int_leaves, *dynamic_dims})
     training = torch.is_grad_enabled() and any(
         t.requires_grad for t in [*(a for a in args if isinstance(a, torch.Tensor)), *state.tensors]
     )
-    runtime_ints = runtime_ints and bool(int_leaves) and not training
+    runtime_ints = runtime_ints and bool(guarded_leaves) and not training
     specialized = _specialize(program, args, state_names, state, int_leaves if runtime_ints else ())
     tensors = [args[i] for i in specialized.input_positions]
     start = time.perf_counter()
@@ -220,7 +225,10 @@ def build_entry(
     plan = plan_joint(specialized.function, primals, user_code) if training else None
     symbolic = None
     if runtime_ints:
-        symbolic = SymbolicInputs(primals, [k for k, i in enumerate(specialized.input_positions) if i in int_leaves])
+        primal_of = {leaf: k for k, leaf in enumerate(specialized.input_positions)}
+        symbolic = SymbolicInputs(
+            primals, [primal_of[i] for i in int_leaves], {primal_of[i]: dims for i, dims in dynamic_dims.items()}
+        )
         graph, inputs = trace_to_aten(specialized.function, primals, context, user_code, symbolic=symbolic)
     elif plan is None:
         graph, inputs = trace_to_aten(specialized.function, primals, context, user_code)
@@ -294,8 +302,10 @@ def build_entry(
         input_names=[d.name for d in inputs],
         backward=backward,
         captured_requires_grad=tuple(t.requires_grad for t in captured),
-        int_leaves=int_leaves,
-        int_guard=symbolic.guard() if symbolic is not None else IntGuard.equal_to([args[i] for i in int_leaves]),
+        guarded_leaves=guarded_leaves,
+        symbol_guard=symbolic.guard()
+        if symbolic is not None
+        else SymbolGuard.equal_to([args[i] for i in guarded_leaves], [dynamic_dims.get(i, ()) for i in guarded_leaves]),
         runtime_ints=runtime_ints,
         # Grad mode on and something requiring grad, yet no joint: the trace saw no output requiring grad.
         outputs_without_grad=backward is None and training,
@@ -357,7 +367,18 @@ class _KeywordCall:
 class CompiledProgram:
     """What `torch_purity.compile` returns: call it like the eager program."""
 
-    def __init__(self, program, target: str = "cpu", dump_dir: str | None = None) -> None:
+    def __init__(
+        self,
+        program,
+        target: str = "cpu",
+        dump_dir: str | None = None,
+        dynamic: bool = False,
+        dynamic_dims: dict[int, tuple[int, ...]] | None = None,
+    ) -> None:
+        """`dynamic`: every dim of size 2 or more of every contiguous tensor
+        argument is dynamic (as Dynamo's `dynamic=True`); `dynamic_dims`
+        (argument -> dims, for arguments that are tensors) names them one by
+        one. Dims marked with `torch._dynamo.mark_dynamic` are dynamic too."""
         get_target(target)  # a ValueError naming the known targets
         if isinstance(program, torch.export.ExportedProgram):
             # Its module() runs the exported graph (torch.export's default IR
@@ -370,6 +391,33 @@ class CompiledProgram:
         self.dump_dir = dump_dir
         self.cache: dict[tuple, CompiledEntry] = {}
         self._module = program if isinstance(program, torch.nn.Module) else None
+        self.dynamic = dynamic
+        self.declared_dynamic_dims = dict(dynamic_dims or {})
+
+    def _dynamic_dims(self, leaves: list[object], first_argument: int) -> dict[int, tuple[int, ...]]:
+        """Leaf -> its dynamic dims, for this call. Only contiguous tensors
+        starting their storage and sharing it with no other leaf qualify
+        (their strides follow from their sizes); the others stay static."""
+        found: dict[int, tuple[int, ...]] = {}
+        for position in range(first_argument, len(leaves)):
+            tensor = leaves[position]
+            if not isinstance(tensor, torch.Tensor):
+                continue
+            if self.dynamic:
+                dims = tuple(d for d, size in enumerate(tensor.shape) if size >= 2)
+            else:
+                dims = self.declared_dynamic_dims.get(position - first_argument, ())
+                marked = getattr(tensor, "_dynamo_dynamic_indices", None)
+                if marked:
+                    dims = tuple(sorted({*dims, *marked}))
+            if dims and tensor.is_contiguous() and tensor.storage_offset() == 0:
+                found[position] = dims
+        if len(found) > 0:
+            storages = [t.untyped_storage().data_ptr() for t in leaves if isinstance(t, torch.Tensor)]
+            found = {
+                p: dims for p, dims in found.items() if storages.count(leaves[p].untyped_storage().data_ptr()) == 1
+            }
+        return found
 
     def _state(self) -> tuple[list[str], list[torch.Tensor]]:
         if self._module is None:
@@ -414,7 +462,9 @@ class CompiledProgram:
         signature take slots 0, 1, ...; each says which values it serves."""
         state_names, state = self._state() if self._module is not None else ((), ())
         leaves, structure = flatten_arguments(state, (*args, kwargs) if kwargs else args)
-        key = (_KeywordCall(structure) if kwargs else structure, input_signature(leaves), _grad_key(leaves))
+        dynamic_dims = self._dynamic_dims(leaves, len(state)) if self._may_be_dynamic(leaves) else None
+        signature = input_signature(leaves, dynamic_dims)
+        key = (_KeywordCall(structure) if kwargs else structure, signature, _grad_key(leaves))
         found_at, entry = self._lookup(key, leaves)
         if entry is not None and entry.guarded and not entry.still_valid(leaves):
             entry = None  # a captured tensor was rebound, or Python state changed: compile again, in its slot
@@ -426,17 +476,35 @@ class CompiledProgram:
                 values = unflatten_arguments(list(flat), structure)
                 return program(*values[:-1], **values[-1]) if kwargs else program(*values)
 
-            entry = self._build(on_leaves, leaves, state_names)
+            entry = self._build(on_leaves, leaves, state_names, dynamic_dims or {})
             self.cache[found_at] = entry
         return entry, leaves
 
-    def _build(self, program, leaves: list[object], state_names: list[str]) -> CompiledEntry:
-        """An entry with int arguments as runtime values; where that fails
-        (a construct Purity compiles only with static sizes), one with the
-        ints specialized, which fails as it would have without them."""
+    def _may_be_dynamic(self, leaves: list[object]) -> bool:
+        if self.dynamic or self.declared_dynamic_dims:
+            return True
+        return any(hasattr(leaf, "_dynamo_dynamic_indices") for leaf in leaves if isinstance(leaf, torch.Tensor))
+
+    def _build(
+        self, program, leaves: list[object], state_names: list[str], dynamic_dims: dict[int, tuple[int, ...]]
+    ) -> CompiledEntry:
+        """An entry with int arguments as runtime values and `dynamic_dims`
+        dynamic; where that fails (a construct Purity compiles only with
+        static sizes), one with them specialized, which fails as it would
+        have without them."""
         roots = roots_of(self.program)
-        build = partial(build_entry, program, leaves, state_names, self.target, self.dump_dir, self.program, roots)
-        if not any(type(leaf) is int for leaf in leaves):
+        build = partial(
+            build_entry,
+            program,
+            leaves,
+            state_names,
+            self.target,
+            self.dump_dir,
+            self.program,
+            roots,
+            dynamic_dims=dynamic_dims,
+        )
+        if not dynamic_dims and not any(type(leaf) is int for leaf in leaves):
             return build()
         try:
             return build(runtime_ints=True)
@@ -470,7 +538,7 @@ class CompiledProgram:
             entry = self.cache.get((*key, slot))
             if entry is None:
                 return (*key, slot), None
-            if entry.takes_ints(leaves):
+            if entry.serves(leaves):
                 return (*key, slot), entry
             slot += 1
 
@@ -503,12 +571,17 @@ class CompiledProgram:
         return save_program(entries, self.target, state_names, folder)
 
 
-def compile(program, *example_inputs, target: str = "cpu", dump_dir: str | None = None) -> CompiledProgram:
+def compile(
+    program, *example_inputs, target: str = "cpu", dump_dir: str | None = None, dynamic: bool = False
+) -> CompiledProgram:
     """Compiles `program` (a function or nn.Module) for `target` (`iree.targets.TARGETS`: "cpu", "cuda").
 
     With example inputs, the first entry is compiled now (errors surface here);
-    other shapes, dtypes, layouts or input aliasing compile on first use."""
-    compiled = CompiledProgram(program, target, dump_dir)
+    other shapes, dtypes, layouts or input aliasing compile on first use.
+    Int arguments are runtime values; with `dynamic=True` the sizes of the
+    tensor arguments are too (dims marked with `torch._dynamo.mark_dynamic`
+    are, always): one entry serves every size its guard admits."""
+    compiled = CompiledProgram(program, target, dump_dir, dynamic=dynamic)
     if example_inputs:
         compiled.entry_for(*example_inputs)
     return compiled

@@ -809,13 +809,19 @@ def _storage_groups(inputs: Sequence[InputDescription]) -> list[int | None]:
     return groups
 
 
-def _argument_attributes(inputs: Sequence[InputDescription], groups: list[int | None], context: Context) -> ArrayAttr:
+def _argument_attributes(
+    inputs: Sequence[InputDescription], groups: list[int | None], placeholders: list[fx.Node], context: Context
+) -> ArrayAttr:
+    """Each argument's name and, for a tensor of static sizes, its layout
+    (a tensor with dynamic dims has none: its sizes are runtime values)."""
     i64 = IntegerType.get_signless(64, context=context)
     dicts = []
-    for described, group in zip(inputs, groups):
+    for described, group, node in zip(inputs, groups, placeholders):
         entries = {contract.INPUT_NAME: StringAttr.get(described.name, context=context)}
         value = described.value
-        if isinstance(value, torch.Tensor):
+        traced = node.meta.get("val")
+        dynamic = isinstance(traced, torch.Tensor) and any(isinstance(size, torch.SymInt) for size in traced.shape)
+        if isinstance(value, torch.Tensor) and not dynamic:
             entries[contract.SIZES] = DenseI64ArrayAttr.get(list(value.shape), context=context)
             entries[contract.STRIDES] = DenseI64ArrayAttr.get(list(value.stride()), context=context)
             entries[contract.STORAGE_OFFSET] = IntegerAttr.get(i64, value.storage_offset())
@@ -864,7 +870,7 @@ def import_graph(
     with context, Location.unknown():
         function_type = FunctionType.get(argument_types, result_types)
         function = func_dialect.FuncOp(func_name, function_type, ip=importer._m_ip)
-        function.attributes["arg_attrs"] = _argument_attributes(inputs, groups, context)
+        function.attributes["arg_attrs"] = _argument_attributes(inputs, groups, placeholders, context)
         block = Block.create_at_start(function.body, function_type.inputs)
     node_importer = _MutableGraphNodeImporter(importer, context, cache, block)
     node_importer.aliases = aliases

@@ -7,7 +7,7 @@ so the graph takes it as an input (`!torch.int` in the Torch dialect, an
 Tensors keep their static shapes here. What the trace had to assume about
 the value (an index in range, a slice not empty, `Eq(n, 3)` where a Python
 `range(n)` or `if` needed it) is recorded by the ShapeEnv as guards;
-`guards.IntGuard` is those guards as one Python expression, checked on every call:
+`guards.SymbolGuard` is those guards as one Python expression, checked on every call:
 a value outside them is a miss, and the caller compiles a new entry for it.
 
 0 and 1 are not specialized (ShapeEnv's default treats them as constants):
@@ -24,7 +24,7 @@ from torch._subclasses.fake_tensor import FakeTensorMode
 from torch.fx.experimental.symbolic_shapes import DimDynamic, ShapeEnv, StatelessSymbolicContext
 from torch.utils._sympy.printers import PythonPrinter
 
-from ..guards import IntGuard, SymbolicShapes
+from ..guards import SymbolGuard, SymbolicShapes
 
 
 class SymbolicInputs:
@@ -69,10 +69,10 @@ class SymbolicInputs:
         """The inputs the guard reads, in order: ints, and tensors with dynamic dims."""
         return sorted({*self.int_positions, *self.dynamic_dims})
 
-    def guard(self) -> IntGuard:
+    def guard(self) -> SymbolGuard:
         """The guards the traces so far recorded on the ints."""
         symbols = [self.values[p] for p in self.guarded_positions]
-        return IntGuard(self.shape_env.produce_guards_expression(symbols))
+        return SymbolGuard(self.shape_env.produce_guards_expression(symbols))
 
     def shapes(self, shapes: dict[int, Sequence[int | torch.SymInt]]) -> SymbolicShapes | None:
         """Per-call shape functions of the given (result -> traced shape)

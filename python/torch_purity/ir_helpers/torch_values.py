@@ -10,7 +10,8 @@ class NotConstant(Exception):
     """The value is not built from torch constants."""
 
 
-def static_sizes(tensor_type: Type) -> list[int] | None:
+def sizes_of(tensor_type: Type) -> list[int] | None:
+    """A Torch tensor type's sizes, -1 for each dynamic one; None when unranked."""
     text = str(tensor_type)
     start = text.find("<[")
     if start < 0:
@@ -18,8 +19,12 @@ def static_sizes(tensor_type: Type) -> list[int] | None:
     dims = text[start + 2 : text.index("]", start)]
     if not dims:
         return []
-    sizes = [int(d) if d.lstrip("-").isdigit() else -1 for d in dims.split(",")]
-    return None if any(s < 0 for s in sizes) else sizes
+    return [int(d) if d.lstrip("-").isdigit() else -1 for d in dims.split(",")]
+
+
+def static_sizes(tensor_type: Type) -> list[int] | None:
+    sizes = sizes_of(tensor_type)
+    return None if sizes is None or any(s < 0 for s in sizes) else sizes
 
 
 def constant_of(value: Value) -> object:

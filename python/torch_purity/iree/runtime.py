@@ -65,14 +65,17 @@ def synthetic_base_arguments(convention: CallingConvention, tensors: list[torch.
 
 
 _INT = ("int",)
+_CONTIGUOUS = "contiguous"
 
 
-def input_signature(args: Sequence[object]) -> tuple:
+def input_signature(args: Sequence[object], dynamic_dims: dict[int, tuple[int, ...]] | None = None) -> tuple:
     """What a compiled entry depends on: tensor layouts, storage sharing,
     values other than ints (an int's value is checked by the entry's guard).
 
     Runs on every call, so it reads only cheap attributes (under 1 µs per
-    tensor; `benchmarks/guard_cost.py`)."""
+    tensor; `benchmarks/guard_cost.py`). Sizes along `dynamic_dims` (leaf
+    -> dims: contiguous tensors starting their storage) are left out, as
+    the strides that follow from them: the entry's guard checks them."""
     storages: dict[int, int] = {}
     objects: dict[int, int] = {}
     key: list[object] = []
@@ -84,6 +87,11 @@ def input_signature(args: Sequence[object]) -> tuple:
             # The same object twice differs from two views of one storage: a
             # metadata mutation of one is then seen through the other.
             same_object_as = objects.setdefault(id(arg), position)
+            if dynamic_dims and position in dynamic_dims:
+                dims = dynamic_dims[position]
+                shape = tuple(-1 if d in dims else size for d, size in enumerate(arg.shape))
+                append((shape, arg.dtype, _CONTIGUOUS, 0, arg.device, group, same_object_as))
+                continue
             append((arg.shape, arg.dtype, arg.stride(), arg.storage_offset(), arg.device, group, same_object_as))
         elif type(arg) is int:
             append(_INT)  # its value is the entry's guard's business (runtime ints)

@@ -25,7 +25,7 @@ import torch
 import torch.utils._pytree as pytree
 
 from ..errors import PurityError
-from ..guards import IntGuard, SymbolicShapes
+from ..guards import SymbolGuard, SymbolicShapes
 from .module import LoadedModule
 from .runtime import CallingConvention, Executable, flatten_arguments, input_signature
 
@@ -49,7 +49,8 @@ def portable_signature(structure: object, signature: tuple) -> str:
             parts.append(("int",))
         else:
             shape, dtype, strides, offset, _device, group, same_object_as = item
-            parts.append((tuple(shape), str(dtype), tuple(strides), offset, group, same_object_as))
+            strides = strides if isinstance(strides, str) else tuple(strides)
+            parts.append((tuple(shape), str(dtype), strides, offset, group, same_object_as))
     return repr((structure_text, tuple(parts)))
 
 
@@ -64,7 +65,8 @@ def _describe(signature: tuple) -> str:
             parts.append(f"i{ints}")
             ints += 1
         else:
-            parts.append(f"{str(item[1]).removeprefix('torch.')}{list(item[0])}")
+            sizes = ", ".join("?" if size == -1 else str(size) for size in item[0])
+            parts.append(f"{str(item[1]).removeprefix('torch.')}[{sizes}]")
     return ", ".join(parts)
 
 
@@ -88,10 +90,10 @@ def save_program(
             {
                 "signature": portable_signature(structure, signature),
                 "inputs": _describe(signature)
-                + (f" where {entry.int_guard.readable()}" if entry.int_guard.expression else ""),
+                + (f" where {entry.symbol_guard.readable()}" if entry.symbol_guard.expression else ""),
                 "argument_positions": entry.argument_positions,
-                "int_leaves": entry.int_leaves,
-                "int_guard": entry.int_guard.expression,
+                "guarded_leaves": entry.guarded_leaves,
+                "symbol_guard": entry.symbol_guard.expression,
                 "symbolic_shapes": None if entry.symbolic_shapes is None else entry.symbolic_shapes.to_json(),
                 "convention": entry.convention.to_json(),
                 "outputs": pytree.treespec_dumps(spec),
@@ -113,7 +115,7 @@ class SavedProgram:
         self._module = module
         self._state_names: list[str] | None = program["state_names"]
         # Per signature: the entries for it, each with its int leaves and their guard.
-        self.entries: dict[str, list[tuple[list[int], IntGuard, Executable]]] = {}
+        self.entries: dict[str, list[tuple[list[int], SymbolGuard, Executable]]] = {}
         self._inputs: list[str] = []
         for record in program["entries"]:
             executable = Executable(
@@ -125,7 +127,7 @@ class SavedProgram:
                 if record["symbolic_shapes"] is None
                 else SymbolicShapes.from_json(record["symbolic_shapes"]),
             )
-            guarded = (list(record["int_leaves"]), IntGuard(record["int_guard"]), executable)
+            guarded = (list(record["guarded_leaves"]), SymbolGuard(record["symbol_guard"]), executable)
             self.entries.setdefault(record["signature"], []).append(guarded)
             self._inputs.append(record["inputs"])
 
@@ -140,8 +142,8 @@ class SavedProgram:
         entry = next(
             (
                 executable
-                for int_leaves, guard, executable in self.entries.get(key, ())
-                if guard.holds([leaves[i] for i in int_leaves])
+                for guarded_leaves, guard, executable in self.entries.get(key, ())
+                if guard.holds([leaves[i] for i in guarded_leaves])
             ),
             None,
         )

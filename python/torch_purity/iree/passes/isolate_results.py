@@ -12,7 +12,10 @@ had merged `f2` into `f0`'s source.
 
 The pass passes every returned value that has other uses through
 `util.optimization_barrier` (an IREE op, written here in generic form since
-torch-mlir's context does not register IREE's dialects). The barrier keeps the
+torch-mlir's context does not register IREE's dialects); a value of dynamic
+shape through a copy computed by a dispatch instead (`fresh_copy`), since
+IREE cannot resolve the dims of a barrier's result ("tensor.dim unexpected
+during shape cleanup"). The barrier keeps the
 returned value and the update's destination apart, so IREE orders the copy
 before the update. Left alone: values whose only use is the return (no
 update can touch them), and results tied to an argument's buffer
@@ -28,12 +31,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from torch_mlir.ir import InsertionPoint, Operation, OpResult
+from torch_mlir.ir import InsertionPoint, Operation, OpResult, RankedTensorType
 
 from ...contract.ir import tied_result
 from ...ir_helpers.functions import function_ops, function_type, terminator
 from ...passes.base import ModulePass
-from .linalg_builders import BARRIER
+from .linalg_builders import BARRIER, fresh_copy
 
 
 @dataclass(frozen=True)
@@ -61,8 +64,10 @@ def _isolate(function: Operation) -> None:
             continue
         if value not in isolated:
             with InsertionPoint(return_op), return_op.location:
-                barrier = Operation.create(BARRIER, results=[value.type], operands=[value])
-            isolated[value] = barrier.results[0]
+                copy = None if RankedTensorType(value.type).has_static_shape else fresh_copy(value)
+                if copy is None:
+                    copy = Operation.create(BARRIER, results=[value.type], operands=[value]).results[0]
+            isolated[value] = copy
         return_op.operands[index] = isolated[value]
 
 

@@ -45,7 +45,7 @@ from torch_mlir.ir import Operation, OpResult
 from ... import contract
 from ...contract.ir import tie_attr, written_input
 from ...ir_helpers.functions import function_ops, set_arg_attrs, terminator
-from ...ir_helpers.torch_values import static_sizes
+from ...ir_helpers.torch_values import sizes_of, static_sizes
 from ...ops import POINTWISE_OPS
 from ...passes.base import ModulePass
 
@@ -79,16 +79,31 @@ def _tie(function: Operation) -> None:
 
 
 _IN_PLACE_BASES = ("torch.aten.select_scatter", "torch.aten.slice_scatter")
+# Reads of an argument's sizes (a dynamic dim's value), not of its elements.
+_SIZE_READS = ("torch.aten.size.int", "torch.aten.size", "torch.aten.dim", "torch.aten.numel")
 
 
 def _only_written_into(argument) -> bool:
     """Every use of the argument's original value is as the base a region is
     written into: nothing reads it after its tied buffer starts changing."""
     uses = list(argument.uses)
-    return bool(uses) and all(
+    element_uses = [use for use in uses if not _reads_sizes_only(use.owner)]
+    return bool(element_uses) and all(
         (use.owner.name in _IN_PLACE_BASES and use.operand_number == 0) or contract.GUARD_READ in use.owner.attributes
-        for use in uses
+        for use in element_uses
     )
+
+
+def _reads_sizes_only(user) -> bool:
+    """A read of sizes: `aten.size`, or a view whose only use is as the
+    destination of a value-semantic `aten.copy` (the sizes it broadcasts to;
+    static sizes fold it away, dynamic ones leave it in the IR)."""
+    if user.name in _SIZE_READS:
+        return True
+    if user.name not in ("torch.aten.select.int", "torch.aten.slice.Tensor"):
+        return False
+    uses = list(user.results[0].uses)
+    return bool(uses) and all(use.owner.name == "torch.aten.copy" and use.operand_number == 0 for use in uses)
 
 
 def _updated_pointwise(argument, final) -> bool:
@@ -96,7 +111,11 @@ def _updated_pointwise(argument, final) -> bool:
     shape only, and each of its reads feeds that final value."""
     if not isinstance(final, OpResult):
         return False
-    shape = static_sizes(argument.type)
+    # Dynamic dims (-1) compare equal: every value the final one is computed
+    # from through pointwise ops has the argument's sizes, since a pointwise
+    # result is at least as large as each operand and the final value is the
+    # argument's.
+    shape = sizes_of(argument.type)
     if shape is None:
         return False
     feeding_final = _producers(final)
@@ -105,11 +124,13 @@ def _updated_pointwise(argument, final) -> bool:
         value = pending.pop()
         for use in value.uses:
             user = use.owner
+            if user.name in _SIZE_READS:
+                continue
             if user.name == "func.return":
                 if value == argument:
                     return False  # the original value is returned as it was
                 continue
-            if user.name not in POINTWISE_OPS or static_sizes(user.results[0].type) != shape:
+            if user.name not in POINTWISE_OPS or sizes_of(user.results[0].type) != shape:
                 if value == argument or user.operation in feeding_final:
                     return False
                 continue  # reads a derived value: in its own buffer, or the final value once written
