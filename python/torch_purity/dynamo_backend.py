@@ -4,6 +4,9 @@ Dynamo hands the backend a torch-level FX graph and example inputs; the graph
 is compiled like any program (make_fx to ATen without functionalization, then
 the Purity pipeline), and graph breaks are Dynamo's business as with any
 backend. Example inputs may be fake tensors: the first real call compiles.
+Symbolic sizes Dynamo hands over (`dynamic=True`, automatic dynamic shapes)
+stay dynamic: the dims of tensor inputs it made symbolic are dynamic dims of
+the compiled entry, and its SymInt inputs are runtime ints.
 """
 
 from __future__ import annotations
@@ -44,7 +47,10 @@ def purity_backend(
         known = "; ".join(f"{key}: {meaning}" for key, meaning in OPTIONS.items())
         raise PurityError("compile", f"unknown option(s) {', '.join(unknown)} for backend 'purity' (known: {known})")
     compiled = CompiledProgram(
-        graph_module.forward, target=options.get("target", target), dump_dir=options.get("dump_dir")
+        graph_module.forward,
+        target=options.get("target", target),
+        dump_dir=options.get("dump_dir"),
+        dynamic_dims=symbolic_dims(graph_module),
     )
 
     def run(*args):
@@ -52,6 +58,22 @@ def purity_backend(
 
     run.purity_compiled = compiled
     return run
+
+
+def symbolic_dims(graph_module: torch.fx.GraphModule) -> dict[int, tuple[int, ...]]:
+    """Input -> the dims Dynamo made symbolic (`dynamic=True`, automatic
+    dynamic shapes, `mark_dynamic`), read from its placeholders' example
+    values: Purity keeps them dynamic. Its int inputs (sizes, positions) are
+    runtime values anyway."""
+    found = {}
+    placeholders = [node for node in graph_module.graph.nodes if node.op == "placeholder"]
+    for index, node in enumerate(placeholders):
+        value = node.meta.get("example_value", node.meta.get("val"))
+        if isinstance(value, torch.Tensor):
+            dims = tuple(d for d, size in enumerate(value.shape) if isinstance(size, torch.SymInt))
+            if dims:
+                found[index] = dims
+    return found
 
 
 def register() -> None:

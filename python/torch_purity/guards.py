@@ -7,10 +7,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 
 _INTERPRETER_GLOBALS: dict | None = None
+STORAGE_OFFSET = -1  # in place of a dim: a symbol read from a tensor's storage offset
 
 
 @dataclass(frozen=True)
@@ -61,32 +62,61 @@ def _interpreter_globals() -> dict:
 
 @dataclass(frozen=True)
 class SymbolicShapes:
-    """Shapes of results that depend on runtime values (an int argument, a
-    dynamic dim), computed per call: `results` maps a result to the Python
-    text of its shape tuple over the symbols in `symbols`, each read from an
-    argument of the compiled function (its value, for an int; its size
-    along `dim`, for a tensor)."""
+    """Shapes of results, and layouts of output views, that depend on
+    runtime values (an int argument, a dynamic dim), computed per call.
+    `results` maps a result to the Python text of its shape tuple; `views`
+    maps a program output that views an argument to (that argument, the text
+    of its (sizes, strides, storage offset)); both over the symbols in
+    `symbols`, each read from an argument of the compiled function (its
+    value, for an int; its size along `dim`, for a tensor)."""
 
-    symbols: dict[str, tuple[int, int | None]]  # name -> (argument, dim or None)
+    # name -> (argument, dim; None: the int argument's value; STORAGE_OFFSET: the tensor's)
+    symbols: dict[str, tuple[int, int | None]]
     results: dict[int, str]
+    views: dict[int, tuple[int, str]] = field(default_factory=dict)
 
     @cached_property
-    def _code(self):
-        text = "{" + ", ".join(f"{result}: {shape}" for result, shape in self.results.items()) + "}"
-        return compile(text, "<purity result shapes>", "eval")
+    def _result_code(self):
+        return _dict_code({result: text for result, text in self.results.items()})
+
+    @cached_property
+    def _view_code(self):
+        return _dict_code({output: text for output, (_, text) in self.views.items()})
+
+    def _values(self, arguments: Sequence[object]) -> dict[str, int]:
+        values = {}
+        for name, (argument, dim) in self.symbols.items():
+            if dim is None:
+                values[name] = arguments[argument]
+            elif dim == STORAGE_OFFSET:
+                values[name] = arguments[argument].storage_offset()
+            else:
+                values[name] = arguments[argument].shape[dim]
+        return values
 
     def evaluate(self, arguments: Sequence[object]) -> dict[int, tuple[int, ...]]:
-        values = {
-            name: arguments[argument] if dim is None else arguments[argument].shape[dim]
-            for name, (argument, dim) in self.symbols.items()
-        }
-        return eval(self._code, _interpreter_globals(), values)
+        """Result -> its shape for this call."""
+        return eval(self._result_code, _interpreter_globals(), self._values(arguments))
+
+    def view_layouts(self, arguments: Sequence[object]) -> dict[int, tuple[tuple[int, ...], tuple[int, ...], int]]:
+        """Output -> (sizes, strides, storage offset) of its view of its argument, for this call."""
+        return eval(self._view_code, _interpreter_globals(), self._values(arguments))
 
     def to_json(self) -> dict[str, object]:
-        return {"symbols": {n: list(s) for n, s in self.symbols.items()}, "results": self.results}
+        return {
+            "symbols": {n: list(s) for n, s in self.symbols.items()},
+            "results": self.results,
+            "views": [[output, argument, text] for output, (argument, text) in self.views.items()],
+        }
 
     @classmethod
     def from_json(cls, data: dict) -> SymbolicShapes:
         return cls(
-            {n: (a, d) for n, (a, d) in data["symbols"].items()}, {int(r): s for r, s in data["results"].items()}
+            {n: (a, d) for n, (a, d) in data["symbols"].items()},
+            {int(r): s for r, s in data["results"].items()},
+            {output: (argument, text) for output, argument, text in data["views"]},
         )
+
+
+def _dict_code(texts: dict[int, str]):
+    return compile("{" + ", ".join(f"{key}: {text}" for key, text in texts.items()) + "}", "<purity shapes>", "eval")

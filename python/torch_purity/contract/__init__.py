@@ -34,7 +34,8 @@ NEW_STORAGE_OFFSET = "purity.new_storage_offset"
 ALIASES_INPUT = "purity.aliases_input"  # on a result viewing an argument
 ALIAS_GROUP = "purity.alias_group"  # on results viewing one intermediate
 # On a result eager returns as a view, whose layout is not a constant (a
-# narrow at a runtime position): returned as a copy of its own.
+# narrow at a runtime position, a dynamic dim): returned as a copy of its
+# own. Its value: the argument it views, or -1 for an intermediate.
 VIEW_RETURNED_AS_COPY = "purity.view_returned_as_copy"
 ALIAS_BASE = "purity.alias_base"  # on the returned intermediate of a group
 VIEW_SIZES = "purity.view_sizes"  # a viewing result's layout in its base's storage
@@ -152,9 +153,11 @@ class CallingConvention:
     saved_results: dict[int, int] = field(default_factory=dict)
     backward_arguments: list[tuple[str, int]] = field(default_factory=list)
     gradient_of: list[int] = field(default_factory=list)
-    # Program outputs eager returns as views that this program returns as
-    # copies (purity.view_returned_as_copy).
-    views_returned_as_copies: list[int] = field(default_factory=list)
+    # Program output -> the argument it views (-1: an intermediate), for
+    # outputs eager returns as views that this program returns as copies
+    # (purity.view_returned_as_copy); the runtime makes views of arguments
+    # from their traced layout where it has one (guards.SymbolicShapes).
+    views_returned_as_copies: dict[int, int] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, object]:
         return {
@@ -176,7 +179,7 @@ class CallingConvention:
             "saved_results": [[k, result] for k, result in self.saved_results.items()],
             "backward_arguments": [list(pair) for pair in self.backward_arguments],
             "gradient_of": self.gradient_of,
-            "views_returned_as_copies": self.views_returned_as_copies,
+            "views_returned_as_copies": [list(pair) for pair in self.views_returned_as_copies.items()],
         }
 
     @classmethod
@@ -199,5 +202,5 @@ class CallingConvention:
             saved_results={k: result for k, result in data.get("saved_results", [])},
             backward_arguments=[(kind, index) for kind, index in data.get("backward_arguments", [])],
             gradient_of=list(data.get("gradient_of", [])),
-            views_returned_as_copies=list(data.get("views_returned_as_copies", [])),
+            views_returned_as_copies={o: a for o, a in data.get("views_returned_as_copies", [])},
         )

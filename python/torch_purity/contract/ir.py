@@ -181,7 +181,7 @@ def _read_results(result_attrs: list[dict[str, object]], convention: CallingConv
             if GRADIENT_OF in attrs:
                 convention.gradient_of.append(attrs[GRADIENT_OF])
             if VIEW_RETURNED_AS_COPY in attrs:
-                convention.views_returned_as_copies.append(output)
+                convention.views_returned_as_copies[output] = attrs[VIEW_RETURNED_AS_COPY]
             if VIEW_SIZES in attrs and ALIASES_INPUT in attrs:
                 convention.output_views[output] = (attrs[ALIASES_INPUT], _layout(attrs, VIEW_LAYOUT))
             elif VIEW_SIZES in attrs and ALIAS_GROUP in attrs:

@@ -24,6 +24,7 @@ from pathlib import Path
 
 import torch
 import torch.utils._pytree as pytree
+from torch.export.graph_signature import InputKind
 
 from ..errors import PurityError
 from ..guards import SymbolGuard, SymbolicShapes
@@ -152,6 +153,8 @@ class CompiledEntry(Executable):
     symbol_guard: SymbolGuard = SymbolGuard(None)
     runtime_ints: bool = False
     ints_specialized_because: str | None = None  # why runtime ints failed, where they did
+    # Leaf -> dims left out of this entry's cache key (its guard checks them).
+    dynamic_dims: dict[int, tuple[int, ...]] = field(default_factory=dict)
 
     def serves(self, leaves: list[object]) -> bool:
         """Whether this entry serves the call's int values."""
@@ -260,10 +263,8 @@ def build_entry(
     convention = lowered.convention
     symbolic_shapes = None
     if symbolic is not None:
-        if convention.views_returned_as_copies:
-            raise _NeedsStaticInts(
-                f"outputs {convention.views_returned_as_copies} view an input at a position given by an int argument"
-            )
+        if any(argument < 0 for argument in convention.views_returned_as_copies.values()):
+            raise _NeedsStaticInts("outputs view one intermediate at places given by runtime values")
         symbolic_shapes = _result_shapes(graph, convention, symbolic)
     if lowered.backward_convention is not None:
         _refuse_writes_to_inputs_requiring_grad(convention, [*tensors, *captured], [d.name for d in inputs])
@@ -307,6 +308,7 @@ def build_entry(
         if symbolic is not None
         else SymbolGuard.equal_to([args[i] for i in guarded_leaves], [dynamic_dims.get(i, ()) for i in guarded_leaves]),
         runtime_ints=runtime_ints,
+        dynamic_dims=dynamic_dims,
         # Grad mode on and something requiring grad, yet no joint: the trace saw no output requiring grad.
         outputs_without_grad=backward is None and training,
     )
@@ -320,8 +322,14 @@ def _result_shapes(graph, convention, symbolic: SymbolicInputs) -> SymbolicShape
     shapes = {result: tuple(node.meta["val"].shape) for result, node in zip(convention.output_results, values)}
     for result, argument in convention.written_inputs:
         shapes[result] = tuple(symbolic.values[argument].shape)
+    # Outputs eager returns as views of arguments, at places given by runtime
+    # values: their traced layouts, evaluated per call (a view of the caller's tensor).
+    views = {
+        output: (argument, values[output].meta["val"])
+        for output, argument in convention.views_returned_as_copies.items()
+    }
     try:
-        return symbolic.shapes(shapes)
+        return symbolic.shapes(shapes, views)
     except ValueError as error:
         raise _NeedsStaticInts(str(error)) from None
 
@@ -380,11 +388,17 @@ class CompiledProgram:
         (argument -> dims, for arguments that are tensors) names them one by
         one. Dims marked with `torch._dynamo.mark_dynamic` are dynamic too."""
         get_target(target)  # a ValueError naming the known targets
+        # (argument, dim) -> (name, low, high) of each dim torch.export made dynamic.
+        self.dim_ranges: dict[tuple[int, int], tuple[str, int, int | None]] = {}
         if isinstance(program, torch.export.ExportedProgram):
             # Its module() runs the exported graph (torch.export's default IR
             # keeps in-place ops) on the exported parameters and buffers, the
-            # caller's own: buffer mutations land there, and calls outside
-            # the exported dynamic-shape ranges fail torch's own input checks.
+            # caller's own: buffer mutations land there. Its `Dim`s are
+            # dynamic dims here, and their ranges are checked on every call.
+            self.dim_ranges = exported_dim_ranges(program)
+            dynamic_dims = dict(dynamic_dims or {})
+            for argument, dim in self.dim_ranges:
+                dynamic_dims[argument] = tuple(sorted({*dynamic_dims.get(argument, ()), dim}))
             program = program.module()
         self.program = program
         self.target = target
@@ -462,6 +476,8 @@ class CompiledProgram:
         signature take slots 0, 1, ...; each says which values it serves."""
         state_names, state = self._state() if self._module is not None else ((), ())
         leaves, structure = flatten_arguments(state, (*args, kwargs) if kwargs else args)
+        if self.dim_ranges:
+            self._check_dim_ranges(leaves, len(state))
         dynamic_dims = self._dynamic_dims(leaves, len(state)) if self._may_be_dynamic(leaves) else None
         signature = input_signature(leaves, dynamic_dims)
         key = (_KeywordCall(structure) if kwargs else structure, signature, _grad_key(leaves))
@@ -479,6 +495,21 @@ class CompiledProgram:
             entry = self._build(on_leaves, leaves, state_names, dynamic_dims or {})
             self.cache[found_at] = entry
         return entry, leaves
+
+    def _check_dim_ranges(self, leaves: list[object], first_argument: int) -> None:
+        """A size outside an exported `Dim`'s range fails here, before anything runs."""
+        for (argument, dim), (name, low, high) in self.dim_ranges.items():
+            position = first_argument + argument
+            value = leaves[position] if position < len(leaves) else None
+            if not isinstance(value, torch.Tensor) or dim >= value.dim():
+                continue  # the structure differs: the call fails in the trace, as eager's would
+            size = value.shape[dim]
+            if size < low or (high is not None and size > high):
+                raise PurityError(
+                    "call",
+                    f"{name}.shape[{dim}] is {size}, outside the range [{low}, {'inf' if high is None else high}] "
+                    "the program was exported with (torch.export.Dim); export it again with a wider range",
+                )
 
     def _may_be_dynamic(self, leaves: list[object]) -> bool:
         if self.dynamic or self.declared_dynamic_dims:
@@ -569,6 +600,26 @@ class CompiledProgram:
             )
         entries = [(structure, signature, entry) for (structure, signature, *_), entry in self.cache.items()]
         return save_program(entries, self.target, state_names, folder)
+
+
+def exported_dim_ranges(program: torch.export.ExportedProgram) -> dict[tuple[int, int], tuple[str, int, int | None]]:
+    """(user input, dim) -> (input name, low, high: None for no bound) of each dim
+    the export made dynamic, from its graph's placeholders and range constraints."""
+    user_inputs = [spec.arg.name for spec in program.graph_signature.input_specs if spec.kind == InputKind.USER_INPUT]
+    values = {node.name: node.meta.get("val") for node in program.graph.nodes if node.op == "placeholder"}
+    ranges: dict[tuple[int, int], tuple[str, int, int | None]] = {}
+    for argument, name in enumerate(user_inputs):
+        value = values.get(name)
+        if not isinstance(value, torch.Tensor):
+            continue
+        for dim, size in enumerate(value.shape):
+            if not isinstance(size, torch.SymInt):
+                continue
+            bounds = program.range_constraints.get(size.node.expr)
+            low = int(bounds.lower) if bounds is not None and bounds.lower.is_finite else 0
+            high = int(bounds.upper) if bounds is not None and bounds.upper.is_finite else None
+            ranges[(argument, dim)] = (name, low, high)
+    return ranges
 
 
 def compile(

@@ -24,7 +24,7 @@ from torch._subclasses.fake_tensor import FakeTensorMode
 from torch.fx.experimental.symbolic_shapes import DimDynamic, ShapeEnv, StatelessSymbolicContext
 from torch.utils._sympy.printers import PythonPrinter
 
-from ..guards import SymbolGuard, SymbolicShapes
+from ..guards import STORAGE_OFFSET, SymbolGuard, SymbolicShapes
 
 
 class SymbolicInputs:
@@ -70,36 +70,78 @@ class SymbolicInputs:
         return sorted({*self.int_positions, *self.dynamic_dims})
 
     def guard(self) -> SymbolGuard:
-        """The guards the traces so far recorded on the ints."""
+        """The guards the traces so far recorded on the ints and dynamic dims."""
         symbols = [self.values[p] for p in self.guarded_positions]
         return SymbolGuard(self.shape_env.produce_guards_expression(symbols))
 
-    def shapes(self, shapes: dict[int, Sequence[int | torch.SymInt]]) -> SymbolicShapes | None:
-        """Per-call shape functions of the given (result -> traced shape)
-        where a size is symbolic; None where none is. A symbol the inputs do
-        not define (data-dependent sizes) raises ValueError."""
+    def _symbol_sources(self) -> dict[object, tuple[int, int | None]]:
+        """Symbol -> where a call's value of it is read: (input, dim), (input,
+        None) for an int input, (input, STORAGE_OFFSET)."""
         sources: dict[object, tuple[int, int | None]] = {}
+
+        def define(size: torch.SymInt, source: tuple[int, int | None]) -> None:
+            # Under its own symbol and under the one the trace unified it with.
+            for expr in (size.node.expr, self.shape_env.simplify(size.node.expr)):
+                if getattr(expr, "is_Symbol", False):
+                    sources.setdefault(expr, source)
+
         for position in self.guarded_positions:
             value = self.values[position]
             if isinstance(value, torch.SymInt):
-                sources.setdefault(value.node.expr, (position, None))
+                define(value, (position, None))
             elif isinstance(value, torch.Tensor):
                 for dim, size in enumerate(value.shape):
                     if isinstance(size, torch.SymInt):
-                        sources.setdefault(size.node.expr, (position, dim))
+                        define(size, (position, dim))
+                if isinstance(value.storage_offset(), torch.SymInt):
+                    define(value.storage_offset(), (position, STORAGE_OFFSET))
+        for symbol in list(self.shape_env.var_to_sources):
+            # Symbols replaced by others keep their sources in the ShapeEnv.
+            if symbol not in sources:
+                replaced = self.shape_env.simplify(symbol)
+                if getattr(replaced, "is_Symbol", False) and replaced in sources:
+                    sources[symbol] = sources[replaced]
+        return sources
+
+    def shapes(
+        self,
+        shapes: dict[int, Sequence[int | torch.SymInt]],
+        views: dict[int, tuple[int, torch.Tensor]] | None = None,
+    ) -> SymbolicShapes | None:
+        """Per-call shapes of the given results (result -> traced shape)
+        where a size is symbolic, and per-call layouts of the given output
+        views (output -> (argument, traced view)); None where there is
+        nothing to compute. A symbol the inputs do not define (a
+        data-dependent size) raises ValueError."""
+        sources = self._symbol_sources()
         printer = PythonPrinter()
         symbols: dict[str, tuple[int, int | None]] = {}
-        results: dict[int, str] = {}
-        for result, shape in shapes.items():
-            if not any(isinstance(size, torch.SymInt) and not size.node.is_constant() for size in shape):
-                continue
-            texts = []
-            for size in shape:
-                expr = self.shape_env.simplify(size.node.expr) if isinstance(size, torch.SymInt) else size
-                for symbol in getattr(expr, "free_symbols", ()):
-                    if symbol not in sources:
-                        raise ValueError(f"size {expr} depends on {symbol}, which no input defines")
-                    symbols[str(symbol)] = sources[symbol]
-                texts.append(printer.doprint(expr) if hasattr(expr, "free_symbols") else str(int(expr)))
-            results[result] = "(" + "".join(f"{t}, " for t in texts) + ")"
-        return SymbolicShapes(symbols, results) if results else None
+
+        def text(size: int | torch.SymInt) -> str:
+            if not isinstance(size, torch.SymInt):
+                return str(int(size))
+            expr = self.shape_env.simplify(size.node.expr)
+            for symbol in expr.free_symbols:
+                if symbol not in sources:
+                    raise ValueError(f"size {expr} depends on {symbol}, which no input defines")
+                symbols[str(symbol)] = sources[symbol]
+            return printer.doprint(expr)
+
+        def tuple_text(sizes: Sequence[int | torch.SymInt]) -> str:
+            return "(" + "".join(f"{text(size)}, " for size in sizes) + ")"
+
+        results = {
+            result: tuple_text(shape)
+            for result, shape in shapes.items()
+            if any(isinstance(size, torch.SymInt) for size in shape)
+        }
+        view_texts = {
+            output: (
+                argument,
+                f"({tuple_text(view.shape)}, {tuple_text(view.stride())}, {text(view.storage_offset())})",
+            )
+            for output, (argument, view) in (views or {}).items()
+        }
+        if not results and not view_texts:
+            return None
+        return SymbolicShapes(symbols, results, view_texts)

@@ -240,7 +240,15 @@ class Executable:
             _raise_on_failed_check(results[convention.index_checks[0]], convention.index_checks[1])
         self._apply_effects(tensors, results, imported)
         outputs = []
+        symbolic_views = None
+        if self.symbolic_shapes is not None and self.symbolic_shapes.views:
+            symbolic_views = self.symbolic_shapes.view_layouts(tensors)
         for output, result_index in enumerate(convention.output_results):
+            if symbolic_views is not None and output in symbolic_views:
+                sizes, strides, offset = symbolic_views[output]
+                argument = self.symbolic_shapes.views[output][0]
+                outputs.append(tensors[argument].as_strided(sizes, strides, offset))
+                continue
             if output in convention.output_views:
                 input_index, view = convention.output_views[output]
                 outputs.append(tensors[input_index].as_strided(view.sizes, view.strides, view.offset))

@@ -94,6 +94,7 @@ def save_program(
                 "argument_positions": entry.argument_positions,
                 "guarded_leaves": entry.guarded_leaves,
                 "symbol_guard": entry.symbol_guard.expression,
+                "dynamic_dims": [[leaf, list(dims)] for leaf, dims in entry.dynamic_dims.items()],
                 "symbolic_shapes": None if entry.symbolic_shapes is None else entry.symbolic_shapes.to_json(),
                 "convention": entry.convention.to_json(),
                 "outputs": pytree.treespec_dumps(spec),
@@ -117,6 +118,8 @@ class SavedProgram:
         # Per signature: the entries for it, each with its int leaves and their guard.
         self.entries: dict[str, list[tuple[list[int], SymbolGuard, Executable]]] = {}
         self._inputs: list[str] = []
+        # The distinct sets of dynamic dims the entries' signatures leave out.
+        self._dynamic_specs: list[dict[int, tuple[int, ...]]] = []
         for record in program["entries"]:
             executable = Executable(
                 convention=CallingConvention.from_json(record["convention"]),
@@ -129,6 +132,9 @@ class SavedProgram:
             )
             guarded = (list(record["guarded_leaves"]), SymbolGuard(record["symbol_guard"]), executable)
             self.entries.setdefault(record["signature"], []).append(guarded)
+            dynamic_dims = {leaf: tuple(dims) for leaf, dims in record["dynamic_dims"]}
+            if dynamic_dims not in self._dynamic_specs:
+                self._dynamic_specs.append(dynamic_dims)
             self._inputs.append(record["inputs"])
 
     def _state(self) -> list[torch.Tensor]:
@@ -138,15 +144,24 @@ class SavedProgram:
 
     def __call__(self, *args):
         leaves, structure = flatten_arguments(self._state(), args)
-        key = portable_signature(structure, input_signature(leaves))
-        entry = next(
-            (
-                executable
-                for guarded_leaves, guard, executable in self.entries.get(key, ())
-                if guard.holds([leaves[i] for i in guarded_leaves])
-            ),
-            None,
-        )
+        entry = None
+        for dynamic_dims in self._dynamic_specs:
+            if any(
+                leaf >= len(leaves) or not isinstance(leaves[leaf], torch.Tensor) or not leaves[leaf].is_contiguous()
+                for leaf in dynamic_dims
+            ):
+                continue
+            key = portable_signature(structure, input_signature(leaves, dynamic_dims))
+            entry = next(
+                (
+                    executable
+                    for guarded_leaves, guard, executable in self.entries.get(key, ())
+                    if guard.holds([leaves[i] for i in guarded_leaves])
+                ),
+                None,
+            )
+            if entry is not None:
+                break
         if entry is None:
             taken = "; ".join(f"({inputs})" for inputs in self._inputs)
             raise PurityError(

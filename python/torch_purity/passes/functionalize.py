@@ -63,7 +63,6 @@ from torch_mlir.ir import (
     Operation,
     Type,
     TypeAttr,
-    UnitAttr,
     Value,
 )
 
@@ -551,7 +550,8 @@ class _FunctionRewriter:
                     # A view of unknown layout (a non-constant narrow start):
                     # returned as a value of its own, as a copy, and marked so.
                     all_located = False
-                    set_result_attrs(self.function, output, {contract.VIEW_RETURNED_AS_COPY: UnitAttr.get()})
+                    viewed = -1 if root.argument_index is None else root.argument_index
+                    set_result_attrs(self.function, output, {contract.VIEW_RETURNED_AS_COPY: i64_attr(viewed)})
                     continue
                 attrs.update(layout_attrs(geometry, VIEW_LAYOUT))
                 set_result_attrs(self.function, output, attrs)
