@@ -424,9 +424,10 @@ func.func @recorded(%x: !torch.tensor<[2,3],f32>) -> !torch.none {
 
 // An output viewing an input at a position known only at run time: its
 // layout is unknown, so it is returned as a value of its own (no
-// purity.aliases_input, which would promise the runtime a layout).
+// purity.aliases_input, which would promise the runtime a layout), marked
+// with the argument it views.
 // CHECK-LABEL: func.func @view_of_unknown_layout(
-// CHECK-SAME: -> !torch.vtensor<[2],f32>
+// CHECK-SAME: -> (!torch.vtensor<[2],f32> {purity.view_returned_as_copy = 0 : i64})
 // CHECK-NOT: purity.aliases_input
 // CHECK: torch.aten.narrow
 func.func @view_of_unknown_layout(%x: !torch.tensor<[4],f32>, %start: !torch.int) -> !torch.tensor<[2],f32> {
@@ -434,4 +435,78 @@ func.func @view_of_unknown_layout(%x: !torch.tensor<[4],f32>, %start: !torch.int
   %int2 = torch.constant.int 2
   %0 = torch.aten.narrow %x, %int0, %start, %int2 : !torch.tensor<[4],f32>, !torch.int, !torch.int, !torch.int -> !torch.tensor<[2],f32>
   return %0 : !torch.tensor<[2],f32>
+}
+
+// -----
+
+// Dynamic dims and runtime ints (`?` sizes, `!torch.int` arguments): a row
+// written at a runtime position of a cache of dynamic length is one
+// select_scatter at that position, read back by the slice, and the cache's
+// final value overwrites the argument once.
+// CHECK-LABEL: func.func @row_write_at_runtime_position(
+// CHECK-SAME: %[[CACHE:.*]]: !torch.tensor<[?,8],f32>, %[[ROW:.*]]: !torch.vtensor<[8],f32>, %[[POS:.*]]: !torch.int)
+// CHECK: %[[C0:.*]] = torch.copy.to_vtensor %[[CACHE]] : !torch.vtensor<[?,8],f32>
+// CHECK: %[[NEW:.*]] = torch.aten.select_scatter %[[C0]], %[[ROW]], %{{.*}}, %[[POS]] : {{.*}} -> !torch.vtensor<[?,8],f32>
+// CHECK: %[[END:.*]] = torch.aten.add.int %[[POS]]
+// CHECK: %[[KEYS:.*]] = torch.aten.slice.Tensor %[[NEW]], %{{.*}}, %{{.*}}, %[[END]], %{{.*}} : {{.*}} -> !torch.vtensor<[?,8],f32>
+// CHECK: %[[SUM:.*]] = torch.aten.sum.dim_IntList %[[KEYS]]
+// CHECK: torch.overwrite.tensor.contents %[[NEW]] overwrites %[[CACHE]] : !torch.vtensor<[?,8],f32>, !torch.tensor<[?,8],f32>
+// CHECK-NOT: torch.overwrite.tensor.contents
+// CHECK: return %[[SUM]]
+func.func @row_write_at_runtime_position(%cache: !torch.tensor<[?,8],f32>, %row: !torch.vtensor<[8],f32>, %position: !torch.int) -> !torch.vtensor<[8],f32> {
+  %int0 = torch.constant.int 0
+  %int1 = torch.constant.int 1
+  %false = torch.constant.bool false
+  %none = torch.constant.none
+  %dst = torch.aten.select.int %cache, %int0, %position : !torch.tensor<[?,8],f32>, !torch.int, !torch.int -> !torch.tensor<[8],f32>
+  %rowt = torch.copy.to_tensor %row : !torch.tensor<[8],f32>
+  %w = torch.aten.copy_ %dst, %rowt, %false : !torch.tensor<[8],f32>, !torch.tensor<[8],f32>, !torch.bool -> !torch.tensor<[8],f32>
+  %end = torch.aten.add.int %position, %int1 : !torch.int, !torch.int -> !torch.int
+  %keys = torch.aten.slice.Tensor %cache, %int0, %int0, %end, %int1 : !torch.tensor<[?,8],f32>, !torch.int, !torch.int, !torch.int, !torch.int -> !torch.tensor<[?,8],f32>
+  %dims = torch.prim.ListConstruct %int0 : (!torch.int) -> !torch.list<int>
+  %sum = torch.aten.sum.dim_IntList %keys, %dims, %false, %none : !torch.tensor<[?,8],f32>, !torch.list<int>, !torch.bool, !torch.none -> !torch.vtensor<[8],f32>
+  return %sum : !torch.vtensor<[8],f32>
+}
+
+// -----
+
+// A write through a slice whose start and extent are runtime ints is
+// scattered back with the same (start, end): the sum reads the written value.
+// CHECK-LABEL: func.func @in_place_through_slice_of_dynamic_extent(
+// CHECK-SAME: %[[X:.*]]: !torch.tensor<[?,4],f32>, %[[START:.*]]: !torch.int, %[[LEN:.*]]: !torch.int)
+// CHECK: %[[X0:.*]] = torch.copy.to_vtensor %[[X]] : !torch.vtensor<[?,4],f32>
+// CHECK: %[[END:.*]] = torch.aten.add.int %[[START]], %[[LEN]]
+// CHECK: %[[WIN:.*]] = torch.aten.slice.Tensor %[[X0]], %{{.*}}, %[[START]], %[[END]], %{{.*}} -> !torch.vtensor<[?,4],f32>
+// CHECK: %[[SCALED:.*]] = torch.aten.mul.Scalar %[[WIN]]
+// CHECK: %[[X1:.*]] = torch.aten.slice_scatter %[[X0]], %[[SCALED]], %{{.*}}, %[[START]], %[[END]], %{{.*}} -> !torch.vtensor<[?,4],f32>
+// CHECK: torch.aten.sum.dim_IntList %[[X1]]
+// CHECK: torch.overwrite.tensor.contents %[[X1]] overwrites %[[X]]
+func.func @in_place_through_slice_of_dynamic_extent(%x: !torch.tensor<[?,4],f32>, %start: !torch.int, %length: !torch.int) -> !torch.vtensor<[4],f32> {
+  %int0 = torch.constant.int 0
+  %int1 = torch.constant.int 1
+  %int2 = torch.constant.int 2
+  %false = torch.constant.bool false
+  %none = torch.constant.none
+  %end = torch.aten.add.int %start, %length : !torch.int, !torch.int -> !torch.int
+  %window = torch.aten.slice.Tensor %x, %int0, %start, %end, %int1 : !torch.tensor<[?,4],f32>, !torch.int, !torch.int, !torch.int, !torch.int -> !torch.tensor<[?,4],f32>
+  %scaled = torch.aten.mul_.Scalar %window, %int2 : !torch.tensor<[?,4],f32>, !torch.int -> !torch.tensor<[?,4],f32>
+  %dims = torch.prim.ListConstruct %int0 : (!torch.int) -> !torch.list<int>
+  %sum = torch.aten.sum.dim_IntList %x, %dims, %false, %none : !torch.tensor<[?,4],f32>, !torch.list<int>, !torch.bool, !torch.none -> !torch.vtensor<[4],f32>
+  return %sum : !torch.vtensor<[4],f32>
+}
+
+// -----
+
+// A returned view of an argument without a recorded layout (dynamic sizes)
+// is returned as a value and marked with the argument it views: the runtime
+// makes the view of the caller's tensor from the traced layout.
+// CHECK-LABEL: func.func @returned_view_of_dynamic_argument(
+// CHECK-SAME: -> (!torch.vtensor<[?,4],f32> {purity.view_returned_as_copy = 0 : i64})
+// CHECK: %[[NEW:.*]] = torch.aten.add.Scalar
+// CHECK: torch.overwrite.tensor.contents %[[NEW]] overwrites
+// CHECK: return %[[NEW]]
+func.func @returned_view_of_dynamic_argument(%x: !torch.tensor<[?,4],f32>) -> !torch.tensor<[?,4],f32> {
+  %int1 = torch.constant.int 1
+  %r = torch.aten.add_.Scalar %x, %int1, %int1 : !torch.tensor<[?,4],f32>, !torch.int, !torch.int -> !torch.tensor<[?,4],f32>
+  return %x : !torch.tensor<[?,4],f32>
 }
