@@ -19,6 +19,11 @@ def decode_step(cache, row, position: int):
     return weights @ keys
 
 
+def readme_step(cache, row, position: int):
+    cache[position].copy_(row)  # the README's example: a write through a view at an int position
+    return cache[: position + 1].sum(0)
+
+
 def _entries(compiled) -> list:
     return list(compiled.cache.values())
 
@@ -45,6 +50,14 @@ def test_decode_loop_compiles_once_after_warm_up():
     general = _entries(compiled)[1]
     assert general.runtime_ints
     assert general.convention.tied_inputs == {0}, "the cache is written in place through its tie"
+
+
+def test_readme_example_compiles_twice_for_ten_positions():
+    compiled = torch_purity.compile(readme_step)
+    for position in range(10):
+        report = compare(readme_step, compiled, (torch.zeros(16, 8), torch.randn(8), position))
+        assert report.ok, (position, report.problems)
+    assert len(compiled.cache) == 2
 
 
 def test_decode_loop_through_torch_compile_stops_recompiling():
@@ -93,15 +106,17 @@ def roll(x, by: int):
 
 
 def index_put_at(x, values, at: int):
-    # `x[at]` as a read would call int() on the position (Python's indexing
-    # protocol), specializing it; select and item assignment take it as it is.
-    x.select(0, at)[1:3] += values
+    x[at, 1:3] += values
     x[-1 - at] = -1.0
     return x
 
 
 def row_read_by_indexing(x, at: int):
-    return x[at] * 2
+    return x[at] * 2, x[1:, at]
+
+
+def indexing_with_none(x, at: int):
+    return x[None, at] * 2
 
 
 @pytest.mark.parametrize(
@@ -175,13 +190,23 @@ def test_output_view_at_an_int_position_stays_a_view():
     assert torch.equal(x[2], out)
 
 
-def test_indexing_read_with_an_int_specializes_it():
-    """`x[at]` converts the position with `__index__` before any op sees
-    it: the trace specializes it (a guard per value), as Dynamo's own
-    make_fx traces do; results still match eager."""
+def test_indexing_with_an_int_keeps_it_a_runtime_value():
+    """`x[at]` and `x[1:, at]` (Python's indexing protocol would convert the
+    position with `__index__`, specializing it) trace as select and slice:
+    one entry for every position, the view of the input a real view."""
     compiled = torch_purity.compile(row_read_by_indexing)
+    for at in (1, 2, 0, 3):
+        report = compare(row_read_by_indexing, compiled, (torch.randn(4, 4), at))
+        assert report.ok, (at, report.problems)
+    assert len(compiled.cache) == 1 and _entries(compiled)[0].runtime_ints
+
+
+def test_other_indexing_with_an_int_specializes_it():
+    """An index with None (or tensors, or ...) goes to torch's own indexing,
+    which converts the int: an entry per value, each matching eager."""
+    compiled = torch_purity.compile(indexing_with_none)
     for at in (1, 2):
-        assert compare(row_read_by_indexing, compiled, (torch.randn(4, 3), at)).ok
+        assert compare(indexing_with_none, compiled, (torch.randn(4, 3), at)).ok
     assert [entry.symbol_guard.expression for entry in _entries(compiled)] == ["L['t0'] == 1", "L['t0'] == 2"]
 
 

@@ -59,7 +59,7 @@ from ..ir_helpers.queries import aten_op_of_location, non_value_type, value_type
 from ..ops import METADATA_MUTATIONS, VIEW_OPS
 from .alias_analysis import analyze_aliases
 from .locations import innermost_user_frame, node_location, op_display_name, register_user_code, source_of
-from .symbolic import SymbolicInputs
+from .symbolic import SymbolicInputs, SymIntIndexing
 
 # Function argument attributes written by the importer and read by passes.
 
@@ -141,8 +141,9 @@ def _trace(
         tracing_mode="fake" if symbolic is None else "symbolic",
         record_stack_traces=True,
     )
+    indexing = SymIntIndexing() if symbolic is not None else contextlib.nullcontext()
     try:
-        with _compiling():
+        with _compiling(), indexing:
             if preserve_meta:
                 with torch.fx.traceback.preserve_node_meta():
                     return tracer(*inputs)

@@ -22,6 +22,7 @@ import torch
 from torch._dynamo.source import ConstantSource
 from torch._subclasses.fake_tensor import FakeTensorMode
 from torch.fx.experimental.symbolic_shapes import DimDynamic, ShapeEnv, StatelessSymbolicContext
+from torch.overrides import TorchFunctionMode
 from torch.utils._sympy.printers import PythonPrinter
 
 from ..guards import STORAGE_OFFSET, SymbolGuard, SymbolicShapes
@@ -145,3 +146,55 @@ class SymbolicInputs:
         if not results and not view_texts:
             return None
         return SymbolicShapes(symbols, results, view_texts)
+
+
+class SymIntIndexing(TorchFunctionMode):
+    """Basic indexing with runtime ints kept symbolic while tracing.
+
+    `x[i]` converts a `SymInt` index with `__index__` before any op sees it
+    (Python's indexing protocol, in torch's C++ `__getitem__`), which
+    specializes `i` to its traced value. Under this mode an index made of
+    ints, `SymInt`s and slices is applied as `select` per int and a slice per
+    slice, which take `SymInt`s as they are; `x[i] = v` is that view's
+    `copy_(v)` (or `fill_` for a number), as eager's basic indexing
+    assignment is. Other indices (tensors, `None`, `...`, bools) go to
+    torch's own indexing."""
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        if func is torch.Tensor.__getitem__ and _basic_symbolic_index(args[1]):
+            return _view_at(args[0], args[1])
+        if func is torch.Tensor.__setitem__ and _basic_symbolic_index(args[1]):
+            view, value = _view_at(args[0], args[1]), args[2]
+            if isinstance(value, torch.Tensor):
+                view.copy_(value)
+            else:
+                view.fill_(value)
+            return None
+        return func(*args, **kwargs)
+
+
+def _basic_symbolic_index(index: object) -> bool:
+    elements = index if isinstance(index, tuple) else (index,)
+    symbolic = False
+    for element in elements:
+        if isinstance(element, torch.SymInt):
+            symbolic = True
+        elif type(element) is int:
+            continue
+        elif isinstance(element, slice):
+            continue
+        else:
+            return False
+    return symbolic
+
+
+def _view_at(tensor: torch.Tensor, index: object) -> torch.Tensor:
+    dim = 0
+    for element in index if isinstance(index, tuple) else (index,):
+        if isinstance(element, slice):
+            tensor = tensor[(slice(None),) * dim + (element,)]
+            dim += 1
+        else:
+            tensor = tensor.select(dim, element)
+    return tensor
