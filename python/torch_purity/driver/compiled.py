@@ -478,7 +478,7 @@ class CompiledProgram:
         leaves, structure = flatten_arguments(state, (*args, kwargs) if kwargs else args)
         if self.dim_ranges:
             self._check_dim_ranges(leaves, len(state))
-        dynamic_dims = self._dynamic_dims(leaves, len(state)) if self._may_be_dynamic(leaves) else None
+        dynamic_dims = self._dynamic_dims(leaves, len(state)) if self._may_be_dynamic(leaves, len(state)) else None
         signature = input_signature(leaves, dynamic_dims)
         key = (_KeywordCall(structure) if kwargs else structure, signature, _grad_key(leaves))
         found_at, entry = self._lookup(key, leaves)
@@ -511,10 +511,11 @@ class CompiledProgram:
                     "the program was exported with (torch.export.Dim); export it again with a wider range",
                 )
 
-    def _may_be_dynamic(self, leaves: list[object]) -> bool:
+    def _may_be_dynamic(self, leaves: list[object], first_argument: int) -> bool:
+        """Whether any argument (module state never is) can have dynamic dims."""
         if self.dynamic or self.declared_dynamic_dims:
             return True
-        return any(hasattr(leaf, "_dynamo_dynamic_indices") for leaf in leaves if isinstance(leaf, torch.Tensor))
+        return any(hasattr(leaf, "_dynamo_dynamic_indices") for leaf in leaves[first_argument:])
 
     def _build(
         self, program, leaves: list[object], state_names: list[str], dynamic_dims: dict[int, tuple[int, ...]]
