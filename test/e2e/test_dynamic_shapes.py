@@ -7,11 +7,11 @@ import copy
 
 import pytest
 import torch
+from dynamo_recording import recording_purity_backend
 
 import torch_purity
 from torch_purity import PurityError
 from torch_purity.checking import compare
-from torch_purity.dynamo_backend import purity_backend
 
 BATCHES = (2, 3, 5, 8, 13, 21)
 
@@ -89,15 +89,9 @@ def test_mark_dynamic_makes_that_dim_dynamic_only():
 
 
 def test_torch_compile_dynamic_true_compiles_one_purity_entry():
-    programs = []
-
-    def recording(graph_module, example_inputs):
-        run = purity_backend(graph_module, example_inputs)
-        programs.append(run.purity_compiled)
-        return run
-
+    backend, programs = recording_purity_backend()
     torch._dynamo.reset()
-    step = torch.compile(linear_relu, backend=recording, dynamic=True)
+    step = torch.compile(linear_relu, backend=backend, dynamic=True)
     w, b = torch.randn(4, 8), torch.randn(8)
     for batch in BATCHES:
         x = torch.randn(batch, 4)

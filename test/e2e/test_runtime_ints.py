@@ -4,11 +4,11 @@ decide which entry serves a value (importer.symbolic)."""
 
 import pytest
 import torch
+from dynamo_recording import recording_purity_backend
 
 import torch_purity
 from torch_purity import PurityError
 from torch_purity.checking import compare
-from torch_purity.dynamo_backend import purity_backend
 
 
 def decode_step(cache, row, position: int):
@@ -28,21 +28,28 @@ def _entries(compiled) -> list:
     return list(compiled.cache.values())
 
 
+def _decode_60_steps(step, entry_count, seed: int) -> tuple[list[int], torch.Tensor, int]:
+    """Runs `step` 60 positions on, checking each step and the cache against
+    eager; returns the entry count after each step, the cache and its address."""
+    cache, eager_cache = torch.zeros(64, 16), torch.zeros(64, 16)
+    address = cache.data_ptr()
+    generator = torch.Generator().manual_seed(seed)
+    counts = []
+    for position in range(60):
+        row = torch.randn(16, generator=generator)
+        got, want = step(cache, row, position), decode_step(eager_cache, row, position)
+        torch.testing.assert_close(got, want, msg=f"step {position}")
+        assert torch.equal(cache, eager_cache), f"cache after step {position}"
+        counts.append(entry_count())
+    return counts, cache, address
+
+
 def test_decode_loop_compiles_once_after_warm_up():
     """60 steps with the position as an int: each step matches eager, the
     cache is written in place (the caller's memory, no copy), and every step
     after the first two runs code compiled before."""
     compiled = torch_purity.compile(decode_step)
-    cache, eager_cache = torch.zeros(64, 16), torch.zeros(64, 16)
-    address = cache.data_ptr()
-    generator = torch.Generator().manual_seed(0)
-    counts = []
-    for position in range(60):
-        row = torch.randn(16, generator=generator)
-        got, want = compiled(cache, row, position), decode_step(eager_cache, row, position)
-        torch.testing.assert_close(got, want, msg=f"step {position}")
-        assert torch.equal(cache, eager_cache), f"cache after step {position}"
-        counts.append(len(compiled.cache))
+    counts, cache, address = _decode_60_steps(compiled, lambda: len(compiled.cache), seed=0)
     assert cache.data_ptr() == address
     # Position 0 reads one row (a size-1 slice, which the trace specializes);
     # from position 1 on, one entry takes the position as a runtime value.
@@ -63,24 +70,11 @@ def test_readme_example_compiles_twice_for_ten_positions():
 def test_decode_loop_through_torch_compile_stops_recompiling():
     """Dynamo specializes the first value, then hands the position as a
     SymInt; Purity takes it as a runtime value: no compile after warm-up."""
-    programs = []
-
-    def recording(graph_module, example_inputs):
-        run = purity_backend(graph_module, example_inputs)
-        programs.append(run.purity_compiled)
-        return run
-
+    backend, programs = recording_purity_backend()
     torch._dynamo.reset()
-    step = torch.compile(decode_step, backend=recording)
-    cache, eager_cache = torch.zeros(64, 16), torch.zeros(64, 16)
-    generator = torch.Generator().manual_seed(1)
-    counts = []
-    for position in range(60):
-        row = torch.randn(16, generator=generator)
-        got, want = step(cache, row, position), decode_step(eager_cache, row, position)
-        torch.testing.assert_close(got, want, msg=f"step {position}")
-        assert torch.equal(cache, eager_cache), f"cache after step {position}"
-        counts.append(sum(len(program.cache) for program in programs))
+    step = torch.compile(decode_step, backend=backend)
+    counts, cache, address = _decode_60_steps(step, lambda: sum(len(p.cache) for p in programs), seed=1)
+    assert cache.data_ptr() == address
     assert counts[-1] == counts[5], counts
     assert counts[-1] <= 3, counts
     assert any(entry.runtime_ints for program in programs for entry in program.cache.values())

@@ -16,11 +16,11 @@ from pathlib import Path
 
 import pytest
 import torch
+from dynamo_recording import recording_purity_backend
 from torch.utils._python_dispatch import TorchDispatchMode
 
 import torch_purity
 from torch_purity import PurityError
-from torch_purity.dynamo_backend import purity_backend
 
 ATOL, RTOL = 1e-5, 1e-4
 
@@ -162,13 +162,7 @@ def test_compiled_optimizer_step_writes_like_eager(kind: str, foreach: bool) -> 
     reference = copy.deepcopy(model)
     optimizer = _optimizer(kind, model.parameters(), foreach)
     eager_optimizer = _optimizer(kind, reference.parameters(), foreach)
-    compiled_programs = []
-
-    def purity_recording(graph_module, example_inputs):
-        run = purity_backend(graph_module, example_inputs)
-        compiled_programs.append(run.purity_compiled)
-        return run
-
+    purity_recording, compiled_programs = recording_purity_backend()
     step = torch.compile(optimizer.step, backend=purity_recording)
     parameters = list(model.parameters())
     for number in range(3):
