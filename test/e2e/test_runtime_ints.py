@@ -223,3 +223,20 @@ def test_saved_program_guard_survives_a_reload(tmp_path):
     loaded = torch_purity.load(compiled.save(tmp_path / "program"))
     for at in (1, 3, 4):
         assert compare(index_put_at, loaded, (torch.randn(6, 4), torch.randn(2), at)).ok
+
+
+def scaled_and_half(x, n: int):
+    return x * n, n * 0.5
+
+
+def test_numbers_computed_from_an_int_are_returned_as_numbers():
+    """A returned number computed from a runtime int has no place in the
+    compiled code's results: that entry specializes the int and returns the
+    number eager returns (never a symbol)."""
+    compiled = torch_purity.compile(scaled_and_half)
+    for n in (2, 3):
+        x = torch.randn(3)
+        got, want = compiled(x, n), scaled_and_half(x, n)
+        torch.testing.assert_close(got[0], want[0])
+        assert type(got[1]) is float and got[1] == want[1]
+    assert all("number computed from runtime values" in e.ints_specialized_because for e in _entries(compiled))

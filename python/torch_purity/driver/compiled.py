@@ -104,12 +104,11 @@ def _specialize(
             if isinstance(leaf, torch.Tensor):
                 outputs.append(leaf)
                 continue
-            if isinstance(leaf, torch.SymInt):
-                raise PurityError(
-                    "trace",
-                    f"output {index} is an int computed from an int argument; return it as a tensor, or compute it "
-                    "outside the compiled program",
-                )
+            if _holds_symbols(leaf):
+                # A number computed from a runtime int or size: its value is
+                # not in the compiled code (an entry with them specialized is
+                # built instead, which returns it as a constant).
+                raise _NeedsStaticInts(f"output {index} is a number computed from runtime values")
             if id(leaf) in state.object_ids:  # the caller's own object (a cache passed in): as eager, itself
                 output_constants[index] = leaf
                 continue
@@ -332,6 +331,12 @@ def _result_shapes(graph, convention, symbolic: SymbolicInputs) -> SymbolicShape
         return symbolic.shapes(shapes, views)
     except ValueError as error:
         raise _NeedsStaticInts(str(error)) from None
+
+
+def _holds_symbols(value: object) -> bool:
+    if isinstance(value, (torch.SymInt, torch.SymFloat, torch.SymBool)):
+        return True
+    return isinstance(value, (tuple, list)) and any(_holds_symbols(item) for item in value)
 
 
 class _NeedsStaticInts(PurityError):
