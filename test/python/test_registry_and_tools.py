@@ -88,7 +88,9 @@ def test_purity_run_reports_writes_of_captured_state_by_name(tmp_path):
     )
     result = run_tool("purity", "run", str(program))
     assert result.returncode == 0, result.stdout + result.stderr
-    assert "write of captured:cache through aten.select.int(0, 2)" in result.stdout
+    assert "write of captured:cache through aten.select.int(0, input:1)" in result.stdout
+    assert "runtime values (ints, dynamic dims) guarded by: 0 <= i0 and i0 <= 7" in result.stdout
+    assert "input:1 as an i64 value" in result.stdout
     assert "captured state" in result.stdout and "match" in result.stdout
 
 

@@ -56,11 +56,13 @@ from torch_mlir.dialects.torch import (
     ValueTensorLiteralOp,
 )
 from torch_mlir.ir import (
+    BlockArgument,
     FunctionType,
     InsertionPoint,
     IntegerAttr,
     Location,
     Operation,
+    StringAttr,
     Type,
     TypeAttr,
     Value,
@@ -71,6 +73,7 @@ from .. import ops as op_catalog
 from ..contract import MutationRecord
 from ..contract.ir import NEW_LAYOUT, VIEW_LAYOUT, input_layout, layout_attrs, mutations_attr
 from ..ir_helpers.functions import (
+    arg_attr,
     function_ops,
     i64_attr,
     set_arg_attrs,
@@ -212,7 +215,7 @@ class _FunctionRewriter:
         target = f"argument {root.argument_index}" if root.argument_index is not None else "an intermediate"
         op = aten_name(at).removeprefix("torch.")
         where = source_location(at.location) or ""
-        self.mutations.append(MutationRecord(kind, op, where, target, _describe_chain(tensor.chain)))
+        self.mutations.append(MutationRecord(kind, op, where, target, _describe_chain(self.function, tensor.chain)))
 
     def write(self, tensor: TensorObject, new_value: Value, at: Operation) -> None:
         self.record("write", tensor, at)
@@ -729,13 +732,22 @@ def _geometry(function: Operation, root: Root, chain: list[ViewStep]) -> Layout 
     return None if root_geometry is None else _apply_chain(root_geometry, chain)
 
 
-def _describe_chain(chain: list[ViewStep]) -> str:
+def _describe_chain(function: Operation, chain: list[ViewStep]) -> str:
+    """`aten.select.int(0, 2) -> ...`; an operand that is an argument (a
+    runtime int) by its name, one computed at run time as `?`."""
+
+    def describe(value: Value) -> str:
+        try:
+            return repr(constant_of(value))
+        except NotConstant:
+            if isinstance(value, BlockArgument):
+                name = arg_attr(function, value.arg_number, contract.INPUT_NAME)
+                return StringAttr(name).value if name is not None else "?"
+            return "?"
+
     parts = []
     for step in chain:
-        try:
-            arguments = ", ".join(repr(constant_of(v)) for v in step.operands)
-        except NotConstant:
-            arguments = "..."
+        arguments = ", ".join(describe(v) for v in step.operands)
         parts.append(f"{step.op_name.removeprefix('torch.')}({arguments})")
     return " -> ".join(parts)
 

@@ -78,15 +78,19 @@ def _median_call_seconds(function, inputs: Sequence[object], repeats: int) -> fl
     return statistics.median(samples)
 
 
-def describe_hand_over(entry) -> str:
-    """How each input crossed to IREE on the last call: as the caller's own
-    memory (written in place, or only read) or as a copy."""
+def describe_hand_over(entry, leaves: Sequence[object]) -> str:
+    """How each input (of the call's `leaves`) crossed to IREE on the last
+    call: as the caller's own memory (written in place, or only read), as a
+    copy, or (a runtime int) as a value."""
     if entry.hand_over == "host copies":
         return "host copies through IREE's invoker (IREE refused to write torch's memory in place)"
     names = entry.specialized.names
     parts = []
     for index in range(len(names) + len(entry.convention.synthetic_bases)):
         name = names[index] if index < len(names) else f"synthetic base {index - len(names)}"
+        if index < len(names) and type(leaves[entry.argument_positions[index]]) is int:
+            parts.append(f"{name} as an i64 value")
+            continue
         if index not in entry.imports:
             parts.append(f"{name} copied")
         elif index in entry.convention.tied_inputs:
@@ -94,6 +98,17 @@ def describe_hand_over(entry) -> str:
         else:
             parts.append(f"{name} as its own memory, only read")
     return "; ".join(parts) if parts else "none"
+
+
+def _report_runtime_values(entry) -> None:
+    """Int arguments and dynamic dims: runtime values under a guard, or why they were specialized."""
+    if not entry.guarded_leaves:
+        return
+    if entry.runtime_ints:
+        print(f"runtime values (ints, dynamic dims) guarded by: {entry.symbol_guard.readable()}")
+    else:
+        reason = (entry.ints_specialized_because or "training entries specialize them").splitlines()[0]
+        print(f"ints and dynamic dims specialized ({entry.symbol_guard.readable()}): {reason}")
 
 
 def command_run(args: argparse.Namespace) -> int:
@@ -111,7 +126,7 @@ def command_run(args: argparse.Namespace) -> int:
     program, inputs = load_program(args.file)
     eager_program = copy.deepcopy(program) if isinstance(program, torch.nn.Module) else program
     compiled = purity_compile(program, *inputs, target=args.target, dump_dir=args.dump_ir)
-    entry, _ = compiled.entry_for(*inputs)
+    entry, leaves = compiled.entry_for(*inputs)
     if args.dump_ir:
         Path(args.dump_ir, "1-mutable-torch.mlir").write_text(entry.mutable_ir)
 
@@ -127,6 +142,7 @@ def command_run(args: argparse.Namespace) -> int:
         _report_training(entry)
 
     _report_index_checks(entry)
+    _report_runtime_values(entry)
 
     captured_names = entry.input_names[len(entry.input_names) - len(entry.captured) :]
     report = compare(eager_program, compiled, inputs, state=list(zip(captured_names, entry.captured)))
@@ -156,7 +172,7 @@ def command_run(args: argparse.Namespace) -> int:
         f"purity {compiled_seconds * 1e6:.0f} µs ({compiled_seconds / eager_seconds:.2f}x eager)"
     )
     print(
-        f"inputs to IREE on the last call: {describe_hand_over(entry)}; "
+        f"inputs to IREE on the last call: {describe_hand_over(entry, leaves)}; "
         "outputs written by IREE into tensors torch allocated"
     )
     if args.dump_ir:
