@@ -145,9 +145,9 @@ class CompiledEntry(Executable):
     # and whether each captured tensor required grad when it was traced.
     backward: Executable | None = None
     captured_requires_grad: tuple[bool, ...] = ()
-    # The int leaves of the call (their values are not in the cache key) and
-    # what this entry holds for: a runtime value within the trace's guards,
-    # or, where the ints were specialized, their traced values.
+    # The leaves whose values the cache key leaves out (ints, tensors with
+    # dynamic dims) and what this entry holds for: runtime values within the
+    # trace's guards, or, where they were specialized, the traced values.
     guarded_leaves: list[int] = field(default_factory=list)
     symbol_guard: SymbolGuard = SymbolGuard(None)
     runtime_ints: bool = False
@@ -156,7 +156,7 @@ class CompiledEntry(Executable):
     dynamic_dims: dict[int, tuple[int, ...]] = field(default_factory=dict)
 
     def serves(self, leaves: list[object]) -> bool:
-        """Whether this entry serves the call's int values."""
+        """Whether this entry serves the call's ints and dynamic sizes."""
         return self.symbol_guard.holds([leaves[i] for i in self.guarded_leaves]) if self.guarded_leaves else True
 
     @property
@@ -488,7 +488,12 @@ class CompiledProgram:
         key = (_KeywordCall(structure) if kwargs else structure, signature, _grad_key(leaves))
         found_at, entry = self._lookup(key, leaves)
         if entry is not None and entry.guarded and not entry.still_valid(leaves):
-            entry = None  # a captured tensor was rebound, or Python state changed: compile again, in its slot
+            # A captured tensor was rebound, or Python state changed: compile
+            # again, in its slot (or, for an entry of the other grad mode, in
+            # the first free slot of this call's own key).
+            entry = None
+            if found_at[:3] != key:
+                found_at, _ = self._in_slots(key, leaves)
         if entry is None:
             self._check_arguments(args, kwargs)
             program = self._callable(len(state))
