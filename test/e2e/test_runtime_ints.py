@@ -240,3 +240,19 @@ def test_numbers_computed_from_an_int_are_returned_as_numbers():
         torch.testing.assert_close(got[0], want[0])
         assert type(got[1]) is float and got[1] == want[1]
     assert all("number computed from runtime values" in e.ints_specialized_because for e in _entries(compiled))
+
+
+def arange_of_runtime_length(x, n: int):
+    return x.index_select(0, torch.arange(n)).sum(0), torch.arange(1, n + 1) * 2
+
+
+def test_arange_of_runtime_length_matches_eager():
+    """torch-mlir lowers an arange over a runtime int to one element
+    (TORCH-MLIR-WORKAROUND(dynamic-arange)): that entry specializes the int,
+    and every value still matches eager (the first output is static, so a
+    miscompiled arange would be silently wrong)."""
+    compiled = torch_purity.compile(arange_of_runtime_length)
+    for n in (2, 3, 5):
+        report = compare(arange_of_runtime_length, compiled, (torch.randn(9, 2), n))
+        assert report.ok, (n, report.problems)
+    assert all("arange over a runtime int" in e.ints_specialized_because for e in _entries(compiled))

@@ -844,6 +844,7 @@ def import_graph(
             "import",
             f"the graph has {len(placeholders)} inputs but {len(inputs)} example inputs were given",
         )
+    _refuse_arange_of_runtime_extent(gm)
     groups = _storage_groups(inputs)
     shared = {}
     for node, group in zip(placeholders, groups):
@@ -898,6 +899,27 @@ def import_graph(
             op=aten_op_of_location(diagnostic.location) if diagnostic else None,
         ) from None
     return module
+
+
+def _refuse_arange_of_runtime_extent(gm: fx.GraphModule) -> None:
+    """TORCH-MLIR-WORKAROUND(dynamic-arange), torch-mlir 20261001: its
+    linalg lowering of `aten.arange` whose start or end is a runtime int
+    (`!torch.int`, a symbol of the trace) builds one element (zeros of shape
+    [1]); with a static output after it the answer is silently wrong. Such a
+    graph is refused here, so the driver compiles the entry with its ints
+    specialized. It can go when `test_runtime_ints.py`'s
+    `arange_of_runtime_length` entry keeps its int a runtime value with
+    this check removed and still matches eager."""
+    for node in gm.graph.nodes:
+        if node.op != "call_function" or getattr(node.target, "_overloadpacket", None) is not torch.ops.aten.arange:
+            continue
+        if any(isinstance(a, fx.Node) for a in [*node.args, *node.kwargs.values()]):
+            raise PurityError(
+                "import",
+                "torch-mlir lowers arange over a runtime int to one element (a miscompile): specialized instead",
+                op=op_display_name(node),
+                source=source_of(node),
+            )
 
 
 def _first_unbound_node(gm: fx.GraphModule, node_importer) -> fx.Node | None:
