@@ -1,17 +1,21 @@
-"""Python ints as runtime values: a trace where each int argument is a symbol.
+"""Runtime values: a trace where int arguments and dynamic dims are symbols.
 
 A decode position or an offset passed as a Python `int` is traced as a
 `SymInt` of its own (PyTorch's ShapeEnv, as Dynamo and torch.export use it),
 so the graph takes it as an input (`!torch.int` in the Torch dialect, an
 `i64` argument of the compiled function) instead of baking its value in.
-Tensors keep their static shapes here. What the trace had to assume about
-the value (an index in range, a slice not empty, `Eq(n, 3)` where a Python
-`range(n)` or `if` needed it) is recorded by the ShapeEnv as guards;
-`guards.SymbolGuard` is those guards as one Python expression, checked on every call:
-a value outside them is a miss, and the caller compiles a new entry for it.
+Tensors keep their static shapes, except along the dims asked to be dynamic
+(a symbol per size, `?` in the Torch types). What the trace had to assume
+(an index in range, a slice not empty, `Eq(n, 3)` where a Python `range(n)`
+or `if` needed it) is recorded by the ShapeEnv as guards;
+`guards.SymbolGuard` is those guards as one Python expression, checked on
+every call: a value outside them is a miss, and the caller compiles a new
+entry for it. `SymbolicShapes` gives the sizes of results, and the layouts
+of output views, that depend on those values, as expressions per call.
 
 0 and 1 are not specialized (ShapeEnv's default treats them as constants):
-a decode loop starting at position 0 then compiles once, not three times.
+a decode loop starting at position 0 then compiles twice (position 0's
+one-row slice is specialized by the trace itself), not three times.
 """
 
 from __future__ import annotations
@@ -29,8 +33,9 @@ from ..guards import STORAGE_OFFSET, SymbolGuard, SymbolicShapes
 
 
 class SymbolicInputs:
-    """Fake inputs for one trace: tensors with their static shapes, the ints
-    at `int_positions` as symbols of one ShapeEnv, other values as they are."""
+    """Fake inputs for one trace: tensors with their static shapes (symbols
+    along their `dynamic_dims`), the ints at `int_positions` as symbols of
+    one ShapeEnv, other values as they are."""
 
     def __init__(
         self,

@@ -31,7 +31,7 @@ from .runtime import CallingConvention, Executable, flatten_arguments, input_sig
 
 FORMAT = "purity-saved-program"
 # 2: mutation records and index checks as objects (contract.MutationRecord, IndexCheck);
-# 3: ints out of the signature, each entry's guard on them (runtime ints), argument_positions.
+# 3: ints and dynamic sizes out of the signature, each entry's guard on them, shape functions, argument_positions.
 VERSION = 3
 
 
@@ -115,7 +115,7 @@ class SavedProgram:
         self.target: str = program["target"]
         self._module = module
         self._state_names: list[str] | None = program["state_names"]
-        # Per signature: the entries for it, each with its int leaves and their guard.
+        # Per signature: the entries for it, each with its guarded leaves and their guard.
         self.entries: dict[str, list[tuple[list[int], SymbolGuard, Executable]]] = {}
         self._inputs: list[str] = []
         # The distinct sets of dynamic dims the entries' signatures leave out.
