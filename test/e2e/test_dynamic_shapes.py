@@ -139,3 +139,19 @@ def test_saved_dynamic_entry_serves_other_sizes(tmp_path):
     for batch in (2, 9):
         report = compare(scale_in_place, loaded, (torch.randn(batch, 3), torch.randn(batch, 3)))
         assert report.ok, report.problems
+
+
+def test_one_storage_at_two_sizes_is_imported_at_each_size():
+    """The runtime reuses IREE's view of an argument's memory while the same
+    memory comes again; with dynamic dims the same memory can come at another
+    size (a prefix of one buffer), which must not reuse the old view."""
+    compiled = torch_purity.compile(scale_in_place, dynamic=True)
+    buffer = torch.randn(32, 4)
+    eager_buffer = buffer.clone()
+    for rows in (8, 8, 16, 8, 32):
+        y = torch.randn(rows, 4)
+        got_sum, got = compiled(buffer[:rows], y)
+        want_sum, want = scale_in_place(eager_buffer[:rows], y)
+        torch.testing.assert_close(got_sum, want_sum, msg=f"{rows} rows")
+        torch.testing.assert_close(buffer, eager_buffer, msg=f"buffer after {rows} rows")
+    assert len(compiled.cache) == 1

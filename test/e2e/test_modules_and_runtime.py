@@ -206,7 +206,7 @@ def _iree_argument_addresses(entry) -> dict[int, int]:
     """Input slot -> address of the memory IREE was given for it on the last call."""
     return {
         index: view.map().asarray(view.shape, np.dtype(np.uint8)).__array_interface__["data"][0]
-        for index, (_, view) in entry.imports.items()
+        for index, (_, _, view) in entry.imports.items()
     }
 
 

@@ -177,10 +177,12 @@ class Executable:
     # when the program is traced (or read from a saved program).
     output_spec: list = field(default_factory=list)
 
-    # Per input slot: (data_ptr, buffer view over the caller's memory) of the
-    # last call, reused while the same memory comes again. Holding the view
-    # keeps that tensor's storage alive until another tensor takes the slot.
-    imports: dict[int, tuple[int, object]] = field(default_factory=dict)
+    # Per input slot: (data_ptr, shape, buffer view over the caller's memory)
+    # of the last call, reused while the same memory comes again with the
+    # same shape (an entry with dynamic dims takes one storage at several
+    # sizes). Holding the view keeps that tensor's storage alive until
+    # another tensor takes the slot.
+    imports: dict[int, tuple[int, torch.Size, object]] = field(default_factory=dict)
     zero_copy_inputs: set[int] | None = None
     # How calls cross to IREE: "unchecked" until the first call, then "in
     # place" (torch's memory, imported) or "host copies" (IREE's invoker).
@@ -336,7 +338,9 @@ class Executable:
             if index in zero_copy:
                 cached = imports.get(index)  # the common case, inlined: the same tensor again
                 view = (
-                    cached[1] if cached is not None and cached[0] == tensor.data_ptr() else self._import(index, tensor)
+                    cached[2]
+                    if cached is not None and cached[0] == tensor.data_ptr() and cached[1] == tensor.shape
+                    else self._import(index, tensor)
                 )
             if view is None:
                 # A fresh contiguous tensor starts on an allocation boundary.
@@ -414,12 +418,12 @@ class Executable:
         """IREE's view of the caller's memory, or None where it must be a copy."""
         address = tensor.data_ptr()
         cached = self.imports.get(index)
-        if cached is not None and cached[0] == address:
-            return cached[1]  # the entry's signature fixes device, dtype and layout
+        if cached is not None and cached[0] == address and cached[1] == tensor.shape:
+            return cached[2]  # the entry's signature fixes device, dtype and layout
         if not tensor.is_contiguous() or tensor.numel() == 0 or address % _IMPORT_ALIGNMENT:
             return None
         view = self.module.import_tensor(tensor.detach())
-        self.imports[index] = (address, view)
+        self.imports[index] = (address, tensor.shape, view)
         return view
 
     def _invoke_generic(self, tensors: list[torch.Tensor]) -> tuple[list[torch.Tensor], list[int]]:
