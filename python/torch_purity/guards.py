@@ -37,13 +37,14 @@ class SymbolGuard:
 
     @cached_property
     def _code(self):
-        return None if self.expression is None else compile(self.expression, "<purity int guard>", "eval")
+        return None if self.expression is None else compile(self.expression, "<purity guard>", "eval")
 
     def readable(self) -> str:
         """The expression with the k-th guarded input named `ik`."""
         return re.sub(r"L\['t(\d+)'\]", r"i\1", self.expression or "True").replace(".size()", ".shape")
 
-    def holds(self, values: Sequence[int]) -> bool:
+    def holds(self, values: Sequence[object]) -> bool:
+        """Whether the guarded arguments' values (ints, tensors) satisfy it."""
         code = self._code
         if code is None:
             return True
