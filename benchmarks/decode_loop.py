@@ -67,6 +67,16 @@ def _counting_purity():
     return backend, programs
 
 
+def _compiles(name: str, purity_programs: list, through_dynamo: bool) -> str:
+    """What a system compiled in its first run: Dynamo graphs, Purity entries."""
+    if name == "eager":
+        return "-"
+    if name == "inductor":
+        return f"{torch._dynamo.utils.counters['stats']['unique_graphs']} graphs"
+    entries = f"{sum(len(program.cache) for program in purity_programs)} entries"
+    return f"{entries} in {len(purity_programs)} graphs" if through_dynamo else entries
+
+
 def _percentile(values: list[float], q: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
@@ -128,14 +138,8 @@ def decode(steps: int, rounds: int) -> None:
                 torch.testing.assert_close(got, want, msg=f"{name} at step {position}")
         total = time.perf_counter() - start
         assert cache.data_ptr() == address and torch.equal(cache, caches["eager"]), name
-        if name == "purity (compile)":
-            compiles = f"{len(purity.cache)} entries"
-        elif name == "purity (torch.compile)":
-            compiles = f"{sum(len(p.cache) for p in dynamo_programs)} entries in {len(dynamo_programs)} graphs"
-        elif name == "inductor":
-            compiles = f"{torch._dynamo.utils.counters['stats']['unique_graphs']} graphs"
-        else:
-            compiles = "-"
+        programs = {"purity (compile)": [purity], "purity (torch.compile)": dynamo_programs}.get(name, [])
+        compiles = _compiles(name, programs, through_dynamo=name == "purity (torch.compile)")
         extra[name] = f"{steps} steps in {total:.2f} s, {compiles}"
     calls = {
         name: (lambda p, s=system, c=caches[name]: s(c, rows[p], queries[p], p)) for name, system in systems.items()
@@ -166,12 +170,7 @@ def batch_sweep(rounds: int) -> None:
             for batch in batches:
                 torch.testing.assert_close(system(inputs[batch]), model(inputs[batch]), msg=f"{name} at {batch}")
             total = time.perf_counter() - start
-            if name.startswith("purity"):
-                compiles = f"{len(purity.cache)} entries"
-            elif name == "inductor":
-                compiles = f"{torch._dynamo.utils.counters['stats']['unique_graphs']} graphs"
-            else:
-                compiles = "-"
+            compiles = _compiles(name, [purity] if name.startswith("purity") else [], through_dynamo=False)
             extra[name] = f"{len(batches)} sizes in {total:.2f} s, {compiles}"
         calls = {name: (lambda i, s=system: s(inputs[batches[i]])) for name, system in systems.items()}
         times = _round_robin(calls, rounds, len(batches))
