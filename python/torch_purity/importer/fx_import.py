@@ -913,7 +913,10 @@ def _refuse_arange_of_runtime_extent(gm: fx.GraphModule) -> None:
     for node in gm.graph.nodes:
         if node.op != "call_function" or getattr(node.target, "_overloadpacket", None) is not torch.ops.aten.arange:
             continue
-        if any(isinstance(a, fx.Node) for a in [*node.args, *node.kwargs.values()]):
+        operands = [*node.args, *node.kwargs.values()]  # (an `out=` tensor is a node too)
+        if any(
+            isinstance(a, fx.Node) and isinstance(a.meta.get("val"), (torch.SymInt, torch.SymFloat)) for a in operands
+        ):
             raise PurityError(
                 "import",
                 "torch-mlir lowers arange over a runtime int to one element (a miscompile): specialized instead",
