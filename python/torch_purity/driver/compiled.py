@@ -488,12 +488,7 @@ class CompiledProgram:
         key = (_KeywordCall(structure) if kwargs else structure, signature, _grad_key(leaves))
         found_at, entry = self._lookup(key, leaves)
         if entry is not None and entry.guarded and not entry.still_valid(leaves):
-            # A captured tensor was rebound, or Python state changed: compile
-            # again, in its slot (or, for an entry of the other grad mode, in
-            # the first free slot of this call's own key).
-            entry = None
-            if found_at[:3] != key:
-                found_at, _ = self._in_slots(key, leaves)
+            entry = None  # a captured tensor was rebound, or Python state changed: compile again, in its slot
         if entry is None:
             self._check_arguments(args, kwargs)
             program = self._callable(len(state))
@@ -503,6 +498,10 @@ class CompiledProgram:
                 return program(*values[:-1], **values[-1]) if kwargs else program(*values)
 
             entry = self._build(on_leaves, leaves, state_names, dynamic_dims or {})
+            if found_at[:3] != key and entry.backward is not None:
+                # It replaces an inference entry of the other grad mode, but a
+                # training entry serves this grad mode only: under this call's key.
+                found_at, _ = self._in_slots(key, leaves)
             self.cache[found_at] = entry
         return entry, leaves
 
