@@ -66,6 +66,7 @@ STAGES: tuple[Stage, ...] = (
     Stage(
         "iree-abi",
         (
+            "purity-tensor-while-condition",
             "purity-seed-from-argument",
             "purity-isolate-results",
             "purity-copy-overlapping-slice-sources",

@@ -119,3 +119,20 @@ def analyze_aliases(  # noqa: C901
                     written_or_aliased = classes.find(returned)
                     sizes[written_or_aliased] = max(sizes.get(written_or_aliased, 1), 2)
     return AliasClasses(classes, sizes, written)
+
+
+class AliasesOfGraphs:
+    """Alias classes of a graph and of the subgraphs its control-flow
+    operators run (a `cond` branch, a `while_loop` body): each subgraph is
+    analysed on its own, when first asked about, since its placeholders are
+    the values the operator hands it, never storage it shares with the outer
+    graph (the importer passes it value snapshots)."""
+
+    def __init__(self, graph: fx.Graph, classes: AliasClasses) -> None:
+        self._by_graph: dict[fx.Graph, AliasClasses] = {graph: classes}
+
+    def is_non_value(self, node: fx.Node) -> bool:
+        classes = self._by_graph.get(node.graph)
+        if classes is None:
+            classes = self._by_graph[node.graph] = analyze_aliases(node.graph)
+        return classes.is_non_value(node)

@@ -55,9 +55,10 @@ from torch_mlir.ir import (
 
 from .. import contract
 from ..errors import PurityError
-from ..ir_helpers.queries import aten_op_of_location, non_value_type, value_type
+from ..ir_helpers.queries import aten_op_of_location, value_type
 from ..ops import METADATA_MUTATIONS, VIEW_OPS
-from .alias_analysis import analyze_aliases
+from . import control_flow
+from .alias_analysis import AliasesOfGraphs, analyze_aliases
 from .locations import innermost_user_frame, node_location, op_display_name, register_user_code, source_of
 from .symbolic import SymbolicInputs, SymIntIndexing
 
@@ -414,7 +415,7 @@ def _decomposition_of(op: torch._ops.OpOverload):
 def _unregistered_targets(gm: fx.GraphModule, context: Context) -> set[torch._ops.OpOverload]:
     return {
         node.target
-        for node in gm.graph.nodes
+        for node in control_flow.nodes_with_subgraphs(gm)
         if node.op == "call_function" and _needs_decomposition(node.target, context)
     }
 
@@ -591,7 +592,7 @@ class _MutableGraphNodeImporter(tm_fx.GraphNodeImporter):
         operands = self._import_operands(loc, node, schema, arguments)
         if any(p.alias_info is not None and p.alias_info.is_write for p in schema.arguments):
             # The dialect's in-place and out= ops take only non-value tensors.
-            operands = [_as_non_value(v, loc) for v in operands]
+            operands = [control_flow.as_non_value(v, loc) for v in operands]
         if registered:
             operation = Operation.create(op_name, results=result_types, operands=operands, loc=loc)
         else:
@@ -633,7 +634,7 @@ class _MutableGraphNodeImporter(tm_fx.GraphNodeImporter):
             copy = Operation.create(
                 "torch.aten.copy_",
                 results=[out_value.type],
-                operands=[out_value, _as_non_value(computed, loc), non_blocking],
+                operands=[out_value, control_flow.as_non_value(computed, loc), non_blocking],
             )
         self.bind_node_value(node, copy.result)
 
@@ -702,12 +703,15 @@ class _MutableGraphNodeImporter(tm_fx.GraphNodeImporter):
             ).result
 
     def _import_hop(self, loc, node, hop):
-        raise PurityError(
-            "import",
-            f"higher-order operator '{hop.name()}' (control flow) is not supported",
-            op=str(hop.name()),
-            source=source_of(node),
-        )
+        importer = control_flow.IMPORTERS.get(hop.name())
+        if importer is None:
+            raise PurityError(
+                "import",
+                f"higher-order operator '{hop.name()}' is not supported (Purity imports cond and while_loop)",
+                op=str(hop.name()),
+                source=source_of(node),
+            )
+        importer(self, loc, node)
 
 
 def _scalar_overload(node: fx.Node) -> torch._ops.OpOverload:
@@ -787,14 +791,6 @@ def _float_scalars_for_float_tensors(node: fx.Node, target: torch._ops.OpOverloa
     )
 
 
-def _as_non_value(value, loc: Location):
-    if not str(value.type).startswith("!torch.vtensor"):
-        return value
-    return Operation.create(
-        "torch.copy.to_tensor", results=[non_value_type(value.type)], operands=[value], loc=loc
-    ).result
-
-
 def _storage_groups(inputs: Sequence[InputDescription]) -> list[int | None]:
     """A group id per input: inputs with equal ids share one storage."""
     ids: dict[object, int] = {}
@@ -850,7 +846,9 @@ def import_graph(
     for node, group in zip(placeholders, groups):
         if group is not None:
             shared.setdefault(group, []).append(node)
-    aliases = analyze_aliases(gm.graph, [members for members in shared.values() if len(members) > 1])
+    aliases = AliasesOfGraphs(
+        gm.graph, analyze_aliases(gm.graph, [members for members in shared.values() if len(members) > 1])
+    )
 
     importer = tm_fx.FxImporter(context=context)
     cache = _MutableAwareContextCache(context, py_attr_tracker=importer._py_attr_tracker)

@@ -81,7 +81,7 @@ from ..ir_helpers.functions import (
     set_results,
     terminator,
 )
-from ..ir_helpers.queries import TypeQueries, aten_name, is_non_value, source_location
+from ..ir_helpers.queries import TypeQueries, aten_name, source_location
 from ..ir_helpers.torch_values import (
     NotConstant,
     bool_constant,
@@ -186,6 +186,8 @@ class _FunctionRewriter:
         self.returned: list[TensorObject | None] = []
         self.fresh_results: list[Value] = []
         self.regenerated_inputs: dict[int, tuple[TensorObject, list[ViewStep]]] = {}
+        # Per enclosing control-flow region: how many roots existed when it was entered.
+        self.region_floors: list[int] = []
 
     # -- state -----------------------------------------------------------
 
@@ -218,6 +220,7 @@ class _FunctionRewriter:
         self.mutations.append(MutationRecord(kind, op, where, target, _describe_chain(self.function, tensor.chain)))
 
     def write(self, tensor: TensorObject, new_value: Value, at: Operation) -> None:
+        self.refuse_write_from_region(tensor, at)
         self.record("write", tensor, at)
         for step in tensor.chain:
             view = VIEWS.get(step.op_name)
@@ -259,16 +262,17 @@ class _FunctionRewriter:
         name = aten_name(op)
         uses_non_value = any(self.types.non_value_kind(v) for v in op.operands)
         produces_non_value = any(self.types.non_value_kind(r) for r in op.results)
-        if not uses_non_value and not produces_non_value:
-            if _uses_non_value_inside(op):
+        if any(len(r.blocks) for r in op.regions):
+            if uses_non_value or produces_non_value:
                 raise FunctionalizeError(
-                    op.location, f"mutation or aliasing inside the regions of '{name}' is not supported"
+                    op.location,
+                    f"'{name}' takes or returns a non-value tensor: control-flow ops take value snapshots "
+                    "(the importer's form)",
                 )
+            self.visit_regions(op)
             return
-        if len(op.regions) and any(len(r.blocks) for r in op.regions):
-            raise FunctionalizeError(
-                op.location, f"'{name}' with regions uses a non-value tensor: control flow is not supported"
-            )
+        if not uses_non_value and not produces_non_value:
+            return
 
         view = VIEWS.get(name)
         if view is not None and not view.multi_output and self.types.is_non_value(op.operands[0]):
@@ -303,6 +307,35 @@ class _FunctionRewriter:
             raise FunctionalizeError(op.location, f"unknown op '{name}' uses a non-value tensor")
         else:
             self.visit_value_op(op, name)
+
+    def visit_regions(self, op: Operation) -> None:
+        """A control-flow op (`torch.prim.If`, `torch.prim.Loop`): the ops of
+        its regions are walked in place, in order, as ops of the function.
+        Tensors a region creates are roots of their own; a region may read a
+        tensor from outside (its value where the op runs) but not write one:
+        a write would make the tensor's value depend on the path taken, which
+        PyTorch's cond and while_loop forbid too."""
+        self.region_floors.append(len(self.roots))
+        try:
+            for region in op.regions:
+                for block in region.blocks:
+                    if any(self.types.non_value_kind(a) for a in block.arguments):
+                        raise FunctionalizeError(
+                            op.location, f"a region of '{aten_name(op)}' takes a non-value tensor argument"
+                        )
+                    for inner in list(block.operations):
+                        with InsertionPoint(inner), inner.location:
+                            self.visit(inner)
+        finally:
+            self.region_floors.pop()
+
+    def refuse_write_from_region(self, tensor: TensorObject, at: Operation) -> None:
+        if self.region_floors and tensor.root.id < self.region_floors[-1]:
+            raise FunctionalizeError(
+                at.location,
+                f"'{aten_name(at)}' inside a control-flow region writes a tensor created outside that region, "
+                "which is not supported (PyTorch's cond and while_loop forbid it too): write a clone, and return it",
+            )
 
     def mapped(self, value: Value, user: Operation) -> Value:
         return self.read(self.object_of(value, user)) if self.types.is_non_value(value) else value
@@ -404,6 +437,7 @@ class _FunctionRewriter:
 
     def visit_metadata_mutation(self, op: Operation, name: str) -> None:
         tensor = self.object_of(op.operands[0], op)
+        self.refuse_write_from_region(tensor, op)
         view_name = op_catalog.METADATA_MUTATIONS[name]
         step = ViewStep(view_name, self.step_operands(op), self.types.value_type(op.results[0].type), op.location)
         tensor.chain = self.extended_chain(tensor, step, op)
@@ -750,12 +784,3 @@ def _describe_chain(function: Operation, chain: list[ViewStep]) -> str:
         arguments = ", ".join(describe(v) for v in step.operands)
         parts.append(f"{step.op_name.removeprefix('torch.')}({arguments})")
     return " -> ".join(parts)
-
-
-def _uses_non_value_inside(op: Operation) -> bool:
-    for region in op.regions:
-        for block in region.blocks:
-            for inner in block.operations:
-                if any(is_non_value(v) for v in inner.operands) or _uses_non_value_inside(inner.operation):
-                    return True
-    return False

@@ -10,6 +10,7 @@ from __future__ import annotations
 # pass name -> (module in this package, class)
 PASS_MODULES: dict[str, tuple[str, str]] = {
     "purity-seed-from-argument": ("seed_from_argument", "SeedFromArgument"),
+    "purity-tensor-while-condition": ("tensor_while_condition", "TensorWhileCondition"),
     "purity-tie-written-inputs": ("tie_written_inputs", "TieWrittenInputs"),
     "purity-isolate-results": ("isolate_results", "IsolateResults"),
     "purity-copy-overlapping-slice-sources": ("copy_overlapping_slice_sources", "CopyOverlappingSliceSources"),
