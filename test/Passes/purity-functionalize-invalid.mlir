@@ -22,11 +22,13 @@ func.func @unknown_op_on_non_value(%x: !torch.tensor<[3],f32>) -> !torch.none {
 }
 
 // -----
+// A branch writing a tensor created outside it (an argument): its value
+// after the If would depend on the branch taken.
 func.func @mutation_in_control_flow(%x: !torch.tensor<[3],f32>, %c: !torch.bool) -> !torch.none {
   %int1 = torch.constant.int 1
   %none = torch.constant.none
-  // expected-error @+1 {{mutation or aliasing inside the regions of 'torch.prim.If' is not supported}}
   torch.prim.If %c -> () {
+    // expected-error @+1 {{'torch.aten.add_.Scalar' inside a control-flow region writes a tensor created outside that region}}
     %0 = torch.aten.add_.Scalar %x, %int1, %int1 : !torch.tensor<[3],f32>, !torch.int, !torch.int -> !torch.tensor<[3],f32>
     torch.prim.If.yield
   } else {
@@ -94,7 +96,7 @@ func.func @write_into_overlapping_unfold(%x: !torch.tensor<[4],f32>) -> !torch.n
 // -----
 // A region-holding op producing a non-value tensor (control flow over aliases).
 func.func @if_yields_non_value(%x: !torch.tensor<[3],f32>, %y: !torch.tensor<[3],f32>, %c: !torch.bool) -> !torch.vtensor<[3],f32> {
-  // expected-error @+1 {{'torch.prim.If' with regions uses a non-value tensor: control flow is not supported}}
+  // expected-error @+1 {{'torch.prim.If' takes or returns a non-value tensor: control-flow ops take value snapshots}}
   %0 = torch.prim.If %c -> (!torch.tensor<[3],f32>) {
     torch.prim.If.yield %x : !torch.tensor<[3],f32>
   } else {

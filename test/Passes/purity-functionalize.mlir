@@ -510,3 +510,74 @@ func.func @returned_view_of_dynamic_argument(%x: !torch.tensor<[?,4],f32>) -> !t
   %r = torch.aten.add_.Scalar %x, %int1, %int1 : !torch.tensor<[?,4],f32>, !torch.int, !torch.int -> !torch.tensor<[?,4],f32>
   return %x : !torch.tensor<[?,4],f32>
 }
+
+// -----
+
+// torch.cond as imported: the operand is a value snapshot taken where the If
+// runs (between the two writes of the argument); a branch writes a tensor it
+// creates (clone, mul_), which becomes value ops inside the region; the
+// argument's writes before and after the If stay outside it.
+// CHECK-LABEL: func.func @cond_between_writes(
+// CHECK-SAME: %[[X:.*]]: !torch.tensor<[3],f32>{{.*}}, %[[C:.*]]: !torch.bool)
+// CHECK: %[[READ:.*]] = torch.copy.to_vtensor %[[X]]
+// CHECK: %[[ADDED:.*]] = torch.aten.add.Scalar %[[READ]]
+// CHECK: %[[IF:.*]] = torch.prim.If %[[C]] -> (!torch.vtensor<[3],f32>) {
+// CHECK-NEXT: %[[CLONE:.*]] = torch.aten.clone %[[ADDED]]
+// CHECK-NOT: mul_
+// CHECK: %[[DOUBLED:.*]] = torch.aten.mul.Scalar %[[CLONE]]
+// CHECK-NEXT: torch.prim.If.yield %[[DOUBLED]] : !torch.vtensor<[3],f32>
+// CHECK: } else {
+// CHECK-NEXT: torch.prim.If.yield %[[ADDED]] : !torch.vtensor<[3],f32>
+// CHECK: %[[TRIPLED:.*]] = torch.aten.mul.Scalar %[[ADDED]]
+// CHECK: torch.overwrite.tensor.contents %[[TRIPLED]] overwrites %[[X]]
+// CHECK: return %[[IF]]
+func.func @cond_between_writes(%x: !torch.tensor<[3],f32>, %c: !torch.bool) -> !torch.vtensor<[3],f32> {
+  %int1 = torch.constant.int 1
+  %int2 = torch.constant.int 2
+  %int3 = torch.constant.int 3
+  %none = torch.constant.none
+  %0 = torch.aten.add_.Scalar %x, %int1, %int1 : !torch.tensor<[3],f32>, !torch.int, !torch.int -> !torch.tensor<[3],f32>
+  %snapshot = torch.copy.to_vtensor %x : !torch.vtensor<[3],f32>
+  %1 = torch.prim.If %c -> (!torch.vtensor<[3],f32>) {
+    %t = torch.aten.clone %snapshot, %none : !torch.vtensor<[3],f32>, !torch.none -> !torch.tensor<[3],f32>
+    %2 = torch.aten.mul_.Scalar %t, %int2 : !torch.tensor<[3],f32>, !torch.int -> !torch.tensor<[3],f32>
+    %3 = torch.copy.to_vtensor %t : !torch.vtensor<[3],f32>
+    torch.prim.If.yield %3 : !torch.vtensor<[3],f32>
+  } else {
+    torch.prim.If.yield %snapshot : !torch.vtensor<[3],f32>
+  }
+  %4 = torch.aten.mul_.Scalar %x, %int3 : !torch.tensor<[3],f32>, !torch.int -> !torch.tensor<[3],f32>
+  return %1 : !torch.vtensor<[3],f32>
+}
+
+// -----
+
+// A while_loop body writing through a view of a tensor it creates: the
+// write becomes a slice_scatter inside the loop body, the carried values
+// stay value tensors.
+// CHECK-LABEL: func.func @loop_body_writes_row(
+// CHECK: torch.prim.Loop %{{.*}}, %{{.*}}, init(%{{.*}}) {
+// CHECK-NEXT: ^bb0(%{{.*}}: !torch.int, %[[A:.*]]: !torch.vtensor<[4],f32>):
+// CHECK: %[[CLONE:.*]] = torch.aten.clone %[[A]]
+// CHECK: %[[ROW:.*]] = torch.aten.slice.Tensor %[[CLONE]]
+// CHECK: %[[ADDED:.*]] = torch.aten.add.Scalar %[[ROW]]
+// CHECK: %[[SCATTERED:.*]] = torch.aten.slice_scatter %[[CLONE]], %[[ADDED]]
+// CHECK: torch.prim.Loop.condition %{{.*}}, iter(%[[SCATTERED]] : !torch.vtensor<[4],f32>)
+// CHECK-NOT: !torch.tensor
+func.func @loop_body_writes_row(%a: !torch.vtensor<[4],f32>, %go: !torch.bool) -> !torch.vtensor<[4],f32> {
+  %int0 = torch.constant.int 0
+  %int1 = torch.constant.int 1
+  %int2 = torch.constant.int 2
+  %max = torch.constant.int 9223372036854775807
+  %none = torch.constant.none
+  %false = torch.constant.bool false
+  %0 = torch.prim.Loop %max, %go, init(%a) {
+  ^bb0(%i: !torch.int, %carried: !torch.vtensor<[4],f32>):
+    %t = torch.aten.clone %carried, %none : !torch.vtensor<[4],f32>, !torch.none -> !torch.tensor<[4],f32>
+    %row = torch.aten.slice.Tensor %t, %int0, %int0, %int2, %int1 : !torch.tensor<[4],f32>, !torch.int, !torch.int, !torch.int, !torch.int -> !torch.tensor<[2],f32>
+    %1 = torch.aten.add_.Scalar %row, %int1, %int1 : !torch.tensor<[2],f32>, !torch.int, !torch.int -> !torch.tensor<[2],f32>
+    %next = torch.copy.to_vtensor %t : !torch.vtensor<[4],f32>
+    torch.prim.Loop.condition %false, iter(%next : !torch.vtensor<[4],f32>)
+  } : (!torch.int, !torch.bool, !torch.vtensor<[4],f32>) -> !torch.vtensor<[4],f32>
+  return %0 : !torch.vtensor<[4],f32>
+}
