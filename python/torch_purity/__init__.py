@@ -5,12 +5,21 @@ imported on first use; `load` (saved programs) needs IREE's runtime only.
 """
 
 from .dynamo_backend import register as _register_dynamo_backend
-from .errors import PurityError, PurityIndexError
+from .errors import EagerFallbackWarning, PurityError, PurityIndexError
 from .iree.saved import SavedProgram, load
 
 _register_dynamo_backend()
 
-__all__ = ["CompiledProgram", "PurityError", "PurityIndexError", "SavedProgram", "compile", "import_fx", "load"]
+__all__ = [
+    "CompiledProgram",
+    "EagerFallbackWarning",
+    "PurityError",
+    "PurityIndexError",
+    "SavedProgram",
+    "compile",
+    "import_fx",
+    "load",
+]
 
 
 def __getattr__(name: str):

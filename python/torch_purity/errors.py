@@ -42,3 +42,8 @@ class PurityIndexError(PurityError, IndexError):
 class PurityCompilerCrash(PurityError):
     """A compiler stage died with a signal (contained in a child process):
     a bug of Purity or torch-mlir, never an honest "unsupported"."""
+
+
+class EagerFallbackWarning(UserWarning):
+    """Ops of a compiled program that Purity cannot compile run in eager
+    between compiled segments (`torch_purity.compile(..., fallback="eager")`)."""

@@ -16,6 +16,7 @@ lowers, compiles and caches.
 from __future__ import annotations
 
 import inspect
+import re
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -29,7 +30,9 @@ from torch.export.graph_signature import InputKind
 from ..errors import PurityError
 from ..guards import SymbolGuard, SymbolicShapes
 from ..importer import import_graph, new_context, renamed_inputs, trace_to_aten
-from ..importer.fx_import import drop_unused_inputs
+from ..importer.control_flow import nodes_with_subgraphs
+from ..importer.fx_import import drop_unused_inputs, uncompilable_nodes
+from ..importer.locations import op_display_name
 from ..importer.symbolic import SymbolicInputs
 from ..iree.module import IreeCompileError, LoadedModule, compile_linalg, iree_compile_command
 from ..iree.runtime import (
@@ -55,6 +58,7 @@ from .captured import (
 )
 from .joint import mark_joint, name_tangents, plan_joint
 from .lowering import LoweredProgram, write_failing_ir
+from .segments import EagerOp, SegmentedProgram, segment, warn_eager_ops
 
 # ----------------------------------------------------------------------------
 # Specialization
@@ -200,13 +204,15 @@ def build_entry(
     program_roots: list[Root] = (),
     runtime_ints: bool = True,
     dynamic_dims: dict[int, tuple[int, ...]] | None = None,
+    fallback: str = "eager",
 ) -> CompiledEntry:
     """Traces, lowers and compiles the program for `args` (the call's
     leaves). With `runtime_ints`, its int arguments are runtime values of
     the compiled code and the dims in `dynamic_dims` (leaf -> dims) are
     dynamic (importer.symbolic); otherwise, or in a training entry, both are
     specialized to this call's values (a guard on them: the cache key
-    leaves them out)."""
+    leaves them out). With `fallback="eager"`, ops that cannot be compiled
+    run in eager between compiled segments (driver/segments.py)."""
     dynamic_dims = dynamic_dims or {}
     seconds: dict[str, float] = {}
     arguments = [a for a in args if not isinstance(a, torch.Tensor)]
@@ -250,33 +256,59 @@ def build_entry(
     inputs = renamed_inputs(inputs, specialized.names)
     if plan is not None:
         inputs = name_tangents(inputs, plan)
-    module = import_graph(graph, inputs, context)
-    if plan is not None:
-        mark_joint(module, plan, inputs, primals, first_captured=len(tensors))
-        inputs = inputs[: len(inputs) - len(plan.tangents)]
-    seconds["import"] = time.perf_counter() - start
-    mutable_ir = module.operation.get_asm(enable_debug_info=True)
-    captured = [d.value for d in inputs[len(tensors) :]]
-    lowered = lowering_worker.lower(mutable_ir, dump_dir)
-    seconds.update(lowered.seconds)
-    convention = lowered.convention
-    symbolic_shapes = None
-    if symbolic is not None:
-        if any(argument < 0 for argument in convention.views_returned_as_copies.values()):
-            raise _NeedsStaticInts("outputs view one intermediate at places given by runtime values")
-        symbolic_shapes = _result_shapes(graph, convention, symbolic)
-    if lowered.backward_convention is not None:
-        _refuse_writes_to_inputs_requiring_grad(convention, [*tensors, *captured], [d.name for d in inputs])
-    start = time.perf_counter()
+    segmented = partial(
+        _segmented_entry,
+        graph=graph,
+        inputs=inputs,
+        training=plan is not None,
+        symbolic=symbolic,
+        target=target,
+        dump_dir=dump_dir,
+        specialized=specialized,
+        tensor_count=len(tensors),
+        sources=sources,
+        args=args,
+        guarded_leaves=guarded_leaves,
+        dynamic_dims=dynamic_dims,
+        seconds=seconds,
+    )
+    eager = uncompilable_nodes(graph, context) if fallback == "eager" else {}
+    if eager:
+        return segmented(eager)
     try:
-        vmfb = compile_linalg(lowered.iree_input, target)
-    except IreeCompileError as error:
-        path = write_failing_ir(lowered.iree_input, "iree-compile", dump_dir)
-        raise PurityError(
-            "compile",
-            f"IREE failed for target '{target}': {error}\n  reproduce with: {iree_compile_command(str(path), target)}",
-        ) from None
-    seconds["iree-compile"] = time.perf_counter() - start
+        module = import_graph(graph, inputs, context)
+        if plan is not None:
+            mark_joint(module, plan, inputs, primals, first_captured=len(tensors))
+            inputs = inputs[: len(inputs) - len(plan.tangents)]
+        seconds["import"] = time.perf_counter() - start
+        mutable_ir = module.operation.get_asm(enable_debug_info=True)
+        captured = [d.value for d in inputs[len(tensors) :]]
+        lowered = lowering_worker.lower(mutable_ir, dump_dir)
+        seconds.update(lowered.seconds)
+        convention = lowered.convention
+        symbolic_shapes = None
+        if symbolic is not None:
+            if any(argument < 0 for argument in convention.views_returned_as_copies.values()):
+                raise _NeedsStaticInts("outputs view one intermediate at places given by runtime values")
+            symbolic_shapes = _result_shapes(graph, convention, symbolic)
+        if lowered.backward_convention is not None:
+            _refuse_writes_to_inputs_requiring_grad(convention, [*tensors, *captured], [d.name for d in inputs])
+        start = time.perf_counter()
+        try:
+            vmfb = compile_linalg(lowered.iree_input, target)
+        except IreeCompileError as error:
+            path = write_failing_ir(lowered.iree_input, "iree-compile", dump_dir)
+            raise PurityError(
+                "compile",
+                f"IREE failed for target '{target}': {error}\n"
+                f"  reproduce with: {iree_compile_command(str(path), target)}",
+            ) from None
+        seconds["iree-compile"] = time.perf_counter() - start
+    except PurityError as error:
+        failing = failing_nodes(graph, error) if fallback == "eager" and type(error) is PurityError else {}
+        if not failing:
+            raise
+        return segmented(failing)
     backward = None
     if lowered.backward_convention is not None:
         backward_convention = lowered.backward_convention
@@ -310,6 +342,123 @@ def build_entry(
         dynamic_dims=dynamic_dims,
         # Grad mode on and something requiring grad, yet no joint: the trace saw no output requiring grad.
         outputs_without_grad=backward is None and training,
+    )
+
+
+@dataclass(kw_only=True)
+class SegmentedEntry(CompiledEntry):
+    """An entry whose program runs as compiled segments and eager ops
+    (driver/segments.py): it has no IR or IREE module of its own
+    (`convention`, `module` and `lowered` are None); each compiled segment
+    is a CompiledProgram of its own (`segments.compiled_steps`)."""
+
+    segments: SegmentedProgram
+
+    @property
+    def eager_ops(self) -> list[EagerOp]:
+        return self.segments.eager_ops
+
+    def run(self, args: Sequence[object]):
+        return self._rebuild_outputs(self.segments.run([args[i] for i in self.argument_positions]))
+
+
+def failing_nodes(graph, error: PurityError) -> dict:
+    """The graph's nodes of the op a stage failed on (from the error, or the
+    first `loc("aten...")` of an IREE diagnostic), with the failure as the
+    reason; a cond or while_loop whose subgraph holds that op stands for it."""
+    op = error.op
+    if op is None:
+        found = re.search(r'loc\("((?:aten|prims)\.[\w.]+)"', error.message)
+        op = found.group(1) if found else None
+    if op is None:
+        return {}
+    reason = f"{error.stage} failed: {error.message.splitlines()[0]}"
+    top = [n for n in graph.graph.nodes if n.op == "call_function"]
+    failing = {n: reason for n in top if op_display_name(n) == op}
+    if failing:
+        return failing
+    for node in top:
+        if isinstance(node.target, torch._ops.HigherOrderOperator):
+            subgraphs = [getattr(graph, a.target) for a in node.all_input_nodes if a.op == "get_attr"]
+            if any(op_display_name(n) == op for g in subgraphs for n in nodes_with_subgraphs(g)):
+                failing[node] = f"its subgraph calls {op}; {reason}"
+    return failing
+
+
+# At most this many rounds of finding one more op that fails to lower and
+# running it in eager too.
+_MAX_FALLBACK_ROUNDS = 8
+
+
+def _segmented_entry(
+    eager: dict,
+    *,
+    graph,
+    inputs,
+    training: bool,
+    symbolic,
+    target: str,
+    dump_dir: str | None,
+    specialized: _Specialized,
+    tensor_count: int,
+    sources: dict,
+    args: Sequence[object],
+    guarded_leaves: list[int],
+    dynamic_dims: dict,
+    seconds: dict[str, float],
+) -> SegmentedEntry:
+    """An entry running `eager` (node -> why it cannot be compiled) in eager
+    and compiling the rest in segments; an op that then fails to compile in
+    a segment joins the eager ones."""
+    names = ", ".join(sorted({op_display_name(n) for n in eager}))
+    if training:
+        raise PurityError(
+            "compile",
+            f"{names} cannot be compiled ({next(iter(eager.values()))}), and running ops in eager inside a "
+            "training program is not supported: compile it under torch.no_grad(), or replace the op",
+        )
+    if symbolic is not None:
+        raise _NeedsStaticInts(f"{names} run in eager, between segments compiled for static sizes")
+    start = time.perf_counter()
+    example_inputs = [d.value for d in inputs]
+    eager = dict(eager)
+
+    def compile_step(module):
+        return CompiledProgram(module, target, dump_dir, fallback="error")
+
+    for _ in range(_MAX_FALLBACK_ROUNDS):
+        try:
+            program = segment(graph, eager, example_inputs, compile_step)
+            break
+        except PurityError as error:
+            more = failing_nodes(graph, error) if type(error) is PurityError else {}
+            if not more or set(more) <= set(eager):
+                raise
+            eager.update(more)
+    else:
+        raise PurityError("compile", f"more than {_MAX_FALLBACK_ROUNDS} ops failed to compile; the last: {names}")
+    seconds["segments"] = time.perf_counter() - start
+    warn_eager_ops(program.eager_ops)
+    captured = example_inputs[tensor_count:]
+    return SegmentedEntry(
+        convention=None,
+        module=None,
+        argument_positions=[*specialized.input_positions, *range(len(args), len(args) + len(captured))],
+        output_spec=specialized.output_spec,
+        specialized=specialized,
+        lowered=None,
+        mutable_ir="\n".join(step.program.last_mutable_ir() for step in program.compiled_steps),
+        seconds=seconds,
+        captured=captured,
+        captured_guard=CapturedGuard.of(captured, [sources.get(id(t)) for t in captured], args) if captured else None,
+        input_names=[d.name for d in inputs],
+        captured_requires_grad=tuple(t.requires_grad for t in captured),
+        guarded_leaves=guarded_leaves,
+        symbol_guard=SymbolGuard.equal_to(
+            [args[i] for i in guarded_leaves], [dynamic_dims.get(i, ()) for i in guarded_leaves]
+        ),
+        dynamic_dims=dynamic_dims,
+        segments=program,
     )
 
 
@@ -377,6 +526,9 @@ class _KeywordCall:
     structure: object
 
 
+FALLBACKS = ("eager", "error")
+
+
 class CompiledProgram:
     """What `torch_purity.compile` returns: call it like the eager program."""
 
@@ -387,12 +539,19 @@ class CompiledProgram:
         dump_dir: str | None = None,
         dynamic: bool = False,
         dynamic_dims: dict[int, tuple[int, ...]] | None = None,
+        fallback: str = "eager",
     ) -> None:
-        """`dynamic`: every dim of size 2 or more of every contiguous tensor
+        """`fallback`: "eager" runs ops that cannot be compiled in eager
+        between compiled segments (one EagerFallbackWarning names them);
+        "error" refuses the program with the PurityError of the first.
+        `dynamic`: every dim of size 2 or more of every contiguous tensor
         argument is dynamic (as Dynamo's `dynamic=True`); `dynamic_dims`
         (argument -> dims, for arguments that are tensors) names them one by
         one. Dims marked with `torch._dynamo.mark_dynamic` are dynamic too."""
         get_target(target)  # a ValueError naming the known targets
+        if fallback not in FALLBACKS:
+            raise ValueError(f"fallback={fallback!r}: expected one of {', '.join(map(repr, FALLBACKS))}")
+        self.fallback = fallback
         # (argument, dim) -> (name, low, high) of each dim torch.export made dynamic.
         self.dim_ranges: dict[tuple[int, int], tuple[str, int, int | None]] = {}
         if isinstance(program, torch.export.ExportedProgram):
@@ -544,6 +703,7 @@ class CompiledProgram:
             self.program,
             roots,
             dynamic_dims=dynamic_dims,
+            fallback=self.fallback,
         )
         if not dynamic_dims and not any(type(leaf) is int for leaf in leaves):
             return build()
@@ -587,6 +747,10 @@ class CompiledProgram:
         entry, leaves = self.entry_for(*args, **kwargs)
         return entry.call(leaves)
 
+    def last_mutable_ir(self) -> str:
+        """The mutable Torch IR of the entry compiled last."""
+        return next(reversed(self.cache.values())).mutable_ir if self.cache else ""
+
     def save(self, folder: str | Path) -> Path:
         """Writes every compiled entry to `folder`, for `torch_purity.load`
         (which needs torch and IREE's runtime only)."""
@@ -601,6 +765,13 @@ class CompiledProgram:
                 "the program reads tensors it does not take as arguments or assigns to Python objects (captured "
                 "state), which a saved program cannot reach; pass the tensors as arguments (or compile the "
                 "nn.Module that owns them)",
+            )
+        eager = [op for entry in self.cache.values() if isinstance(entry, SegmentedEntry) for op in entry.eager_ops]
+        if eager:
+            raise PurityError(
+                "save",
+                f"{eager[0].op} runs in eager (it cannot be compiled: {eager[0].reason}); a saved program holds "
+                "compiled code only",
             )
         if any(entry.backward is not None for entry in self.cache.values()):
             raise PurityError(
@@ -633,7 +804,12 @@ def exported_dim_ranges(program: torch.export.ExportedProgram) -> dict[tuple[int
 
 
 def compile(
-    program, *example_inputs, target: str = "cpu", dump_dir: str | None = None, dynamic: bool = False
+    program,
+    *example_inputs,
+    target: str = "cpu",
+    dump_dir: str | None = None,
+    dynamic: bool = False,
+    fallback: str = "eager",
 ) -> CompiledProgram:
     """Compiles `program` (a function or nn.Module) for `target` (`iree.targets.TARGETS`: "cpu", "cuda").
 
@@ -641,8 +817,12 @@ def compile(
     other shapes, dtypes, layouts or input aliasing compile on first use.
     Int arguments are runtime values; with `dynamic=True` the sizes of the
     tensor arguments are too (dims marked with `torch._dynamo.mark_dynamic`
-    are, always): one entry serves every size its guard admits."""
-    compiled = CompiledProgram(program, target, dump_dir, dynamic=dynamic)
+    are, always): one entry serves every size its guard admits.
+
+    `fallback="eager"` (the default) runs ops Purity cannot compile (custom
+    ops, ops without a lowering) in eager between compiled segments, with
+    one EagerFallbackWarning naming them; `fallback="error"` refuses them."""
+    compiled = CompiledProgram(program, target, dump_dir, dynamic=dynamic, fallback=fallback)
     if example_inputs:
         compiled.entry_for(*example_inputs)
     return compiled

@@ -420,6 +420,48 @@ def _unregistered_targets(gm: fx.GraphModule, context: Context) -> set[torch._op
     }
 
 
+def uncompilable_nodes(gm: fx.GraphModule, context: Context) -> dict[fx.Node, str]:
+    """Nodes of the graph (not of its subgraphs) that the import would refuse,
+    with why: an op the Torch dialect lacks and PyTorch cannot decompose (a
+    custom op), an out= op without a functional form, a higher-order operator
+    other than cond and while_loop, and a cond or while_loop whose subgraphs
+    hold one of those. (Run on a graph trace_to_aten decomposed.)"""
+    found: dict[fx.Node, str] = {}
+    for node in gm.graph.nodes:
+        if node.op != "call_function":
+            continue
+        reason = _why_uncompilable(node.target, context)
+        if reason is None and isinstance(node.target, torch._ops.HigherOrderOperator):
+            if node.target.name() not in control_flow.IMPORTERS:
+                reason = f"higher-order operator '{node.target.name()}' has no import"
+            else:
+                inner = [
+                    n
+                    for n in control_flow.nodes_with_subgraphs(gm)
+                    if n.op == "call_function" and n.graph is not gm.graph and _why_uncompilable(n.target, context)
+                ]
+                if inner:
+                    reason = f"its subgraph calls {op_display_name(inner[0])}, which cannot be compiled"
+        if reason is not None:
+            found[node] = reason
+    return found
+
+
+def _why_uncompilable(target: object, context: Context) -> str | None:
+    if not isinstance(target, torch._ops.OpOverload):
+        return None
+    if is_out_variant(target):
+        functional = out_variant_functional(target)
+        if functional is None or not context.is_registered_operation(mlir_op_name(functional)):
+            return "an out= op without a functional form in the Torch dialect"
+        return None
+    if _needs_decomposition(target, context) and target not in _FORCED_DECOMPOSITIONS:
+        namespace = target.namespace
+        kind = "a custom op" if namespace not in ("aten", "prims") else "an ATen op"
+        return f"{kind} the Torch dialect has no op for, and PyTorch has no decomposition of"
+    return None
+
+
 def trace_to_aten(
     entry: Callable[..., object] | torch.nn.Module | fx.GraphModule,
     example_inputs: Sequence[object],

@@ -1,0 +1,352 @@
+"""Eager fallback: a program split at the ops Purity cannot compile.
+
+An op that cannot be compiled (a custom op, an ATen op without a Torch op or
+decomposition, an op torch-mlir or IREE fails to lower) runs in eager between
+compiled segments, as Inductor's fallback kernels do. The traced ATen graph
+(mutations and views intact, `trace_to_aten`) is cut into steps, in graph
+order, which is program order:
+
+- a **compiled step** is a run of consecutive compilable nodes, made a
+  GraphModule of its own and compiled by `CompiledProgram` like any program
+  (its inputs are the caller's or earlier steps' tensors, so its writes to
+  them land in place, as writes to a caller's inputs do);
+- an **eager step** is one node that cannot be compiled, called on real tensors.
+
+Tensors crossing a boundary are always **storage bases**: a view (`x[1:]`,
+`t()`, an element of `split`) is never handed over; each step that uses it
+replays its view chain on its base (a compiled step as ops of its own graph,
+an eager step or the program's outputs with the eager view ops). So a write
+through a view in one step is seen by every later view of that base, outputs
+are real views where eager's are, and no step receives two aliases of one
+storage that Purity would have to reconcile. An in-place op's result is its
+written argument (the same tensor). A step made only of views computes
+nothing and is skipped.
+
+Refused (a PurityError naming the ops): a program with a metadata mutation
+(`t_`, `as_strided_`; a tensor's view chain would change under it), and
+training with an eager op (the compiled segments run inference).
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import operator
+import warnings
+import weakref
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+import torch
+import torch.fx as fx
+from torch.fx.node import map_arg
+
+from ..errors import EagerFallbackWarning, PurityError
+from ..importer.locations import op_display_name, source_of
+
+
+@dataclass(frozen=True)
+class EagerOp:
+    """An op of the program that runs in eager, and why."""
+
+    op: str
+    source: str | None
+    reason: str
+
+    def describe(self) -> str:
+        where = f" at {self.source}" if self.source else ""
+        return f"{self.op}{where}: {self.reason}"
+
+
+# ----------------------------------------------------------------------------
+# Aliasing between nodes, from ATen schemas
+# ----------------------------------------------------------------------------
+
+
+def _alias_parent(node: fx.Node) -> tuple[str, fx.Node] | None:
+    """("same", written argument) for an op whose result is the tensor it
+    writes (`add_`, `out=`); ("view", viewed argument) for a view or an
+    element of a multi-output view; None for a fresh value."""
+    if node.op != "call_function":
+        return None
+    if node.target is operator.getitem:
+        source = node.args[0]
+        if isinstance(source, fx.Node) and _alias_parent(source) is not None and _alias_parent(source)[0] == "view":
+            return ("view", source)
+        return None
+    if not isinstance(node.target, torch._ops.OpOverload):
+        return None
+    schema = node.target._schema
+    if len(schema.returns) != 1:
+        return None
+    for index, parameter in enumerate(schema.arguments):
+        if parameter.alias_info is None:
+            continue
+        value = node.args[index] if index < len(node.args) else node.kwargs.get(parameter.name)
+        if isinstance(value, fx.Node):
+            return ("same" if parameter.alias_info.is_write else "view", value)
+    return None
+
+
+def _is_pure_view(node: fx.Node) -> bool:
+    parent = _alias_parent(node)
+    return parent is not None and parent[0] == "view"
+
+
+def _bases_needed(value: object, found: set[fx.Node]) -> None:
+    """The nodes from which `value` is rebuilt where it is used: its storage
+    base, and what the views on the way take (a `narrow`'s start tensor)."""
+
+    def visit(node: fx.Node) -> fx.Node:
+        parent = _alias_parent(node)
+        if parent is None or node.op != "call_function":
+            found.add(node)
+        elif parent[0] == "same":
+            visit(parent[1])
+        else:
+            map_arg((node.args, node.kwargs), visit)
+        return node
+
+    map_arg(value, visit)
+
+
+# ----------------------------------------------------------------------------
+# Steps
+# ----------------------------------------------------------------------------
+
+
+@dataclass
+class _CompiledStep:
+    program: Callable[..., object]  # a CompiledProgram of the step's GraphModule
+    inputs: list[fx.Node]  # the values it takes (bases), in order
+    outputs: list[fx.Node]  # the bases it makes that later steps need
+    module: fx.GraphModule
+
+
+@dataclass
+class _EagerStep:
+    node: fx.Node
+    op: EagerOp
+
+
+@dataclass(eq=False)
+class SegmentedProgram:
+    """The steps of one traced graph, and how to run them on its inputs."""
+
+    graph: fx.GraphModule
+    steps: list[_CompiledStep | _EagerStep]
+    eager_ops: list[EagerOp]
+    placeholders: list[fx.Node] = field(default_factory=list)
+    results: list[object] = field(default_factory=list)
+
+    @property
+    def compiled_steps(self) -> list[_CompiledStep]:
+        return [s for s in self.steps if isinstance(s, _CompiledStep)]
+
+    def run(self, inputs: Sequence[object]) -> list[object]:
+        """One call: the graph's flat outputs, the inputs written as eager writes them."""
+        values: dict[fx.Node, object] = dict(zip(self.placeholders, inputs, strict=True))
+        rebuild = _Rebuilder(self.graph, values)
+        for step in self.steps:
+            if isinstance(step, _EagerStep):
+                node = step.node
+                args, kwargs = map_arg((node.args, node.kwargs), rebuild)
+                values[node] = node.target(*args, **kwargs)
+                continue
+            results = step.program(*[rebuild(n) for n in step.inputs])
+            results = results if isinstance(results, tuple) else (results,)
+            values.update(zip(step.outputs, results, strict=True))
+        return [rebuild(r) if isinstance(r, fx.Node) else r for r in self.results]
+
+
+class _Rebuilder:
+    """A node's value from the steps' values: a view replayed, in eager, on
+    its base (once per call, so one view is one tensor)."""
+
+    def __init__(self, graph: fx.GraphModule, values: dict[fx.Node, object]) -> None:
+        self.graph = graph
+        self.values = values
+
+    def __call__(self, node: fx.Node) -> object:
+        if node in self.values:
+            return self.values[node]
+        if node.op == "get_attr":
+            return getattr(self.graph, node.target)
+        parent = _alias_parent(node)
+        if parent is None:
+            raise PurityError("run", f"the eager fallback lost the value of {node.name}")  # a bug of this module
+        if parent[0] == "same":
+            value = self(parent[1])
+        else:
+            args, kwargs = map_arg((node.args, node.kwargs), self)
+            value = node.target(*args, **kwargs)
+        self.values[node] = value
+        return value
+
+
+def _groups(gm: fx.GraphModule, eager: dict[fx.Node, str]) -> list[list[fx.Node] | fx.Node]:
+    """Runs of compilable nodes, and eager nodes one by one, in graph order.
+    An element taken out of an eager node's result (`getitem`) runs with it."""
+    groups: list[list[fx.Node] | fx.Node] = []
+    run: list[fx.Node] = []
+    eager_sources = set(eager)
+    for node in gm.graph.nodes:
+        if node.op != "call_function":
+            continue
+        if node in eager or (node.target is operator.getitem and node.args[0] in eager_sources):
+            if node not in eager:
+                eager_sources.add(node)
+            if run:
+                groups.append(run)
+                run = []
+            groups.append(node)
+        else:
+            run.append(node)
+    if run:
+        groups.append(run)
+    return groups
+
+
+def _step_graph(
+    gm: fx.GraphModule, nodes: list[fx.Node], needed_later: set[fx.Node]
+) -> tuple[fx.GraphModule, list[fx.Node], list[fx.Node]]:
+    """The GraphModule of one compiled step: its placeholders are the bases
+    it reads from outside, views of them replayed in it."""
+    graph = fx.Graph()
+    local: dict[fx.Node, fx.Node] = {}
+    inputs: list[fx.Node] = []
+    own = set(nodes)
+    first_op: list[fx.Node] = []
+
+    def place(node: fx.Node) -> fx.Node:
+        if node in local:
+            return local[node]
+        if node.op == "get_attr":
+            copied = graph.node_copy(node)
+        else:
+            parent = _alias_parent(node) if node not in own else None
+            if parent is not None and parent[0] == "same":
+                copied = place(parent[1])
+            elif parent is not None:
+                copied = graph.node_copy(node, place)
+            else:
+                with graph.inserting_before(first_op[0]) if first_op else contextlib.nullcontext():
+                    copied = graph.placeholder(node.name)
+                copied.meta = dict(node.meta)
+                inputs.append(node)
+        local[node] = copied
+        return copied
+
+    for node in nodes:
+        copied = graph.node_copy(node, place)
+        if not first_op:
+            first_op.append(next(n for n in graph.nodes if n.op != "placeholder"))
+        local[node] = copied
+    outputs = [n for n in nodes if n in needed_later]
+    graph.output(tuple(local[n] for n in outputs))
+    return fx.GraphModule(gm, graph), inputs, outputs
+
+
+def _example(node: fx.Node, real: dict[fx.Node, object]) -> object:
+    """A tensor of the traced layout, to compile a step before any call
+    (real inputs where the step reads the program's inputs)."""
+    if node in real:
+        return real[node]
+    value = node.meta.get("val")
+    if not isinstance(value, torch.Tensor):
+        raise PurityError("compile", f"the eager fallback hands {node.name} over a boundary, which is not a tensor")
+    return torch.empty_strided(value.shape, value.stride(), dtype=value.dtype, device=value.device)
+
+
+def segment(
+    gm: fx.GraphModule,
+    eager: dict[fx.Node, str],
+    example_inputs: Sequence[object],
+    compile_step: Callable[[fx.GraphModule], Callable[..., object]],
+) -> SegmentedProgram:
+    """Splits `gm` at the `eager` nodes (node -> reason) and compiles each
+    compiled step now, on tensors of the traced layouts, so errors surface
+    here (`compile_step(module)` returns a callable that compiles on its
+    first `entry_for`)."""
+    metadata_mutations = [n for n in gm.graph.nodes if n.op == "call_function" and _changes_metadata(n)]
+    if metadata_mutations:
+        node = metadata_mutations[0]
+        raise PurityError(
+            "compile",
+            "ops that cannot be compiled ("
+            + ", ".join(sorted({op_display_name(n) for n in eager}))
+            + ") would run in eager, but the program also changes a tensor's metadata in place, which the "
+            "eager fallback does not support",
+            op=op_display_name(node),
+            source=source_of(node),
+        )
+    placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
+    output = next(n for n in gm.graph.nodes if n.op == "output")
+    groups = _groups(gm, eager)
+    # What each group, and the program's output, rebuilds from outside itself.
+    needs: list[set[fx.Node]] = []
+    for group in groups:
+        found: set[fx.Node] = set()
+        members = group if isinstance(group, list) else [group]
+        own = set(members)
+        for node in members:
+            for argument in node.all_input_nodes:
+                if argument not in own:
+                    _bases_needed(argument, found)
+        needs.append(found)
+    final: set[fx.Node] = set()
+    _bases_needed(output.args[0], final)
+
+    steps: list[_CompiledStep | _EagerStep] = []
+    real = dict(zip(placeholders, example_inputs, strict=True))
+    examples: dict[fx.Node, object] = dict(real)
+    eager_ops = []
+    for index, group in enumerate(groups):
+        if not isinstance(group, list):
+            reason = eager.get(group, "an element of an eager op's result")
+            op = EagerOp(op_display_name(group), source_of(group), reason)
+            if group in eager:
+                eager_ops.append(op)
+            steps.append(_EagerStep(group, op))
+            continue
+        if all(_is_pure_view(n) for n in group):
+            continue  # replayed where used
+        needed_later = set(final).union(*needs[index + 1 :])
+        module, inputs, outputs = _step_graph(gm, group, needed_later)
+        program = compile_step(module)
+        program.entry_for(*[_example(n, examples) for n in inputs])
+        steps.append(_CompiledStep(program, inputs, outputs, module))
+        for node in outputs:
+            examples[node] = _example(node, {})
+    results = list(output.args[0]) if isinstance(output.args[0], (list, tuple)) else [output.args[0]]
+    program = SegmentedProgram(gm, steps, eager_ops, placeholders, results)
+    _live_programs.add(program)
+    return program
+
+
+# A segmented program still alive when Python exits (held by a script's
+# global) would otherwise release its segments' IREE modules after IREE's
+# bindings are torn down, which then report every object as leaked.
+_live_programs: weakref.WeakSet[SegmentedProgram] = weakref.WeakSet()
+
+
+@atexit.register
+def _release_segments() -> None:
+    for program in list(_live_programs):
+        program.steps.clear()
+
+
+def _changes_metadata(node: fx.Node) -> bool:
+    from ..importer.fx_import import is_metadata_mutation
+
+    return isinstance(node.target, torch._ops.OpOverload) and is_metadata_mutation(node.target)
+
+
+def warn_eager_ops(eager_ops: Sequence[EagerOp]) -> None:
+    listed = "; ".join(op.describe() for op in eager_ops)
+    warnings.warn(
+        f"Purity runs {len(eager_ops)} op(s) in eager between compiled segments: {listed} "
+        '(torch_purity.compile(..., fallback="error") refuses them instead)',
+        EagerFallbackWarning,
+        stacklevel=4,
+    )
