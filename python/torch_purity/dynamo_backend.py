@@ -20,7 +20,11 @@ from .iree.targets import describe_targets
 # pipeline, so each is accepted and means the same.
 KNOWN_MODES = (None, "default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs")
 # torch.compile(..., options={...}) keys this backend reads.
-OPTIONS = {"target": f"one of {describe_targets()}; default 'cpu'", "dump_dir": "a folder for the IR of every stage"}
+OPTIONS = {
+    "target": f"one of {describe_targets()}; default 'cpu'",
+    "dump_dir": "a folder for the IR of every stage",
+    "fallback": "'eager' (default: ops Purity cannot compile run in eager between compiled segments) or 'error'",
+}
 
 
 def purity_backend(
@@ -31,8 +35,8 @@ def purity_backend(
     target: str = "cpu",
 ):
     """`torch.compile(fn, backend="purity", mode=..., options={...})`: `mode`
-    is accepted and ignored (one pipeline); `options` may set `target` and
-    `dump_dir`. `dynamic` and `fullgraph` are Dynamo's own and work as with
+    is accepted and ignored (one pipeline); `options` may set `target`,
+    `dump_dir` and `fallback`. `dynamic` and `fullgraph` are Dynamo's own and work as with
     any backend."""
     from .driver.compiled import CompiledProgram  # torch-mlir is imported when a graph is compiled
     from .errors import PurityError
@@ -51,6 +55,7 @@ def purity_backend(
         target=options.get("target", target),
         dump_dir=options.get("dump_dir"),
         dynamic_dims=symbolic_dims(graph_module),
+        fallback=options.get("fallback", "eager"),
     )
 
     def run(*args):

@@ -32,10 +32,12 @@ from __future__ import annotations
 import atexit
 import contextlib
 import operator
+import sys
 import warnings
 import weakref
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import torch
 import torch.fx as fx
@@ -113,6 +115,18 @@ def _bases_needed(value: object, found: set[fx.Node]) -> None:
 # ----------------------------------------------------------------------------
 # Steps
 # ----------------------------------------------------------------------------
+
+
+class StepGraph:
+    """A compiled step's graph as the program to compile: run node by node
+    (fx.Interpreter), so that the trace gives each node the stack trace of
+    the user's line it came from (mutation reports, error locations)."""
+
+    def __init__(self, graph_module: fx.GraphModule) -> None:
+        self.graph_module = graph_module
+
+    def __call__(self, *args: object) -> object:
+        return fx.Interpreter(self.graph_module).run(*args)
 
 
 @dataclass
@@ -262,12 +276,11 @@ def segment(
     gm: fx.GraphModule,
     eager: dict[fx.Node, str],
     example_inputs: Sequence[object],
-    compile_step: Callable[[fx.GraphModule], Callable[..., object]],
+    compile_step: Callable[[StepGraph], Callable[..., object]],
 ) -> SegmentedProgram:
     """Splits `gm` at the `eager` nodes (node -> reason) and compiles each
     compiled step now, on tensors of the traced layouts, so errors surface
-    here (`compile_step(module)` returns a callable that compiles on its
-    first `entry_for`)."""
+    here (`compile_step(StepGraph)` returns a CompiledProgram of it)."""
     metadata_mutations = [n for n in gm.graph.nodes if n.op == "call_function" and _changes_metadata(n)]
     if metadata_mutations:
         node = metadata_mutations[0]
@@ -313,7 +326,7 @@ def segment(
             continue  # replayed where used
         needed_later = set(final).union(*needs[index + 1 :])
         module, inputs, outputs = _step_graph(gm, group, needed_later)
-        program = compile_step(module)
+        program = compile_step(StepGraph(module))
         program.entry_for(*[_example(n, examples) for n in inputs])
         steps.append(_CompiledStep(program, inputs, outputs, module))
         for node in outputs:
@@ -348,5 +361,16 @@ def warn_eager_ops(eager_ops: Sequence[EagerOp]) -> None:
         f"Purity runs {len(eager_ops)} op(s) in eager between compiled segments: {listed} "
         '(torch_purity.compile(..., fallback="error") refuses them instead)',
         EagerFallbackWarning,
-        stacklevel=4,
+        stacklevel=_caller_level(),
     )
+
+
+_PACKAGE = str(Path(__file__).resolve().parent.parent)
+
+
+def _caller_level() -> int:
+    """The stack level of the first frame outside Purity (the user's call)."""
+    frame, level = sys._getframe(2), 2
+    while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE):
+        frame, level = frame.f_back, level + 1
+    return level

@@ -462,6 +462,13 @@ def _why_uncompilable(target: object, context: Context) -> str | None:
     return None
 
 
+def _is_graph(code: object) -> bool:
+    """A graph (a GraphModule, its forward, a segment's `StepGraph`): its
+    nodes' metadata carries the user's stack traces."""
+    owner = getattr(code, "__self__", None) or getattr(code, "graph_module", None)
+    return isinstance(code, fx.GraphModule) or isinstance(owner, fx.GraphModule)
+
+
 def trace_to_aten(
     entry: Callable[..., object] | torch.nn.Module | fx.GraphModule,
     example_inputs: Sequence[object],
@@ -490,7 +497,8 @@ def trace_to_aten(
         else:
             fn, inputs = entry, [InputDescription(f"input:{i}", v) for i, v in enumerate(example_inputs)]
         register_user_code(entry if user_code is None else user_code)
-        gm = _trace(fn, [d.value for d in inputs], {}, preserve_meta=False, symbolic=symbolic)
+        # A graph's own nodes keep their stack traces (a segment of a split program).
+        gm = _trace(fn, [d.value for d in inputs], {}, preserve_meta=_is_graph(user_code), symbolic=symbolic)
 
     decompositions: dict = {}
     for _ in range(_MAX_DECOMPOSITION_ROUNDS):
@@ -504,7 +512,7 @@ def trace_to_aten(
             fn,
             [d.value for d in inputs],
             decompositions,
-            preserve_meta=isinstance(entry, fx.GraphModule),
+            preserve_meta=isinstance(entry, fx.GraphModule) or _is_graph(user_code),
             symbolic=symbolic,
         )
     return gm, inputs

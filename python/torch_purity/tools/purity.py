@@ -37,6 +37,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import warnings
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -45,7 +46,7 @@ import torch
 from ..checking import clone_preserving_aliasing, compare
 from ..driver.compiled import compile as purity_compile
 from ..driver.lowering_worker import signal_name
-from ..errors import PurityError
+from ..errors import EagerFallbackWarning, PurityError
 from ..iree.targets import TARGETS
 from ..pipeline import STAGES
 from .mutation_report import describe_mutations, describe_saved
@@ -124,6 +125,8 @@ def command_run(args: argparse.Namespace) -> int:
             return 1
         return code
     program, inputs = load_program(args.file)
+    # The report lists the ops that run in eager, with their reasons.
+    warnings.simplefilter("ignore", EagerFallbackWarning)
     eager_program = copy.deepcopy(program) if isinstance(program, torch.nn.Module) else program
     compiled = purity_compile(program, *inputs, target=args.target, dump_dir=args.dump_ir)
     entry, leaves = compiled.entry_for(*inputs)
@@ -133,15 +136,8 @@ def command_run(args: argparse.Namespace) -> int:
     print(f"Purity: {args.file} (target {args.target})")
     stages = ", ".join(f"{name} {seconds * 1e3:.0f} ms" for name, seconds in entry.seconds.items())
     print(f"compiled in {sum(entry.seconds.values()):.2f} s: {stages}")
-    mutations = describe_mutations(entry.convention.mutations, entry.input_names, entry.convention.tied_inputs)
-    print(f"mutations found: {len(mutations)}")
-    for line in mutations:
-        print(f"  {line}")
-
-    if entry.backward is not None:
-        _report_training(entry)
-
-    _report_index_checks(entry)
+    segmented = getattr(entry, "segments", None)
+    _report_program(entry, segmented)
     _report_runtime_values(entry)
 
     captured_names = entry.input_names[len(entry.input_names) - len(entry.captured) :]
@@ -171,19 +167,51 @@ def command_run(args: argparse.Namespace) -> int:
         f"eager {eager_seconds * 1e6:.0f} µs, "
         f"purity {compiled_seconds * 1e6:.0f} µs ({compiled_seconds / eager_seconds:.2f}x eager)"
     )
-    print(
-        f"inputs to IREE on the last call: {describe_hand_over(entry, leaves)}; "
-        "outputs written by IREE into tensors torch allocated"
-    )
+    if segmented is None:
+        print(
+            f"inputs to IREE on the last call: {describe_hand_over(entry, leaves)}; "
+            "outputs written by IREE into tensors torch allocated"
+        )
     if args.dump_ir:
         print(f"IR of every stage written to {args.dump_ir}/")
     if args.print_ir:
-        print("\n// ---- stage 1: mutable Torch IR ----")
-        print(entry.mutable_ir)
-        for stage in STAGES:
-            print(f"\n// ---- {stage.name}: {stage.summary} ----")
-            print(entry.lowered.stage_ir[stage.name])
+        _print_ir(entry, segmented)
     return 0 if report.ok else 1
+
+
+def _print_ir(entry, segmented) -> None:
+    print("\n// ---- stage 1: mutable Torch IR ----")
+    print(entry.mutable_ir)
+    for stage in STAGES if segmented is None else ():
+        print(f"\n// ---- {stage.name}: {stage.summary} ----")
+        print(entry.lowered.stage_ir[stage.name])
+
+
+def _report_program(entry, segmented) -> None:
+    if segmented is not None:
+        _report_segments(segmented)
+        return
+    mutations = describe_mutations(entry.convention.mutations, entry.input_names, entry.convention.tied_inputs)
+    print(f"mutations found: {len(mutations)}")
+    for line in mutations:
+        print(f"  {line}")
+    if entry.backward is not None:
+        _report_training(entry)
+    _report_index_checks(entry)
+
+
+def _report_segments(segmented) -> None:
+    """Which ops ran in eager and why, and the compiled segments between them."""
+    print(f"ran in eager (ops Purity cannot compile): {len(segmented.eager_ops)}")
+    for op in segmented.eager_ops:
+        print(f"  {op.describe()}")
+    for index, step in enumerate(segmented.compiled_steps):
+        entry = next(iter(step.program.cache.values()))
+        mutations = describe_mutations(entry.convention.mutations, entry.input_names, entry.convention.tied_inputs)
+        ops = sum(1 for n in step.module.graph.nodes if n.op == "call_function")
+        print(f"compiled segment {index}: {ops} ops, mutations found: {len(mutations)}")
+        for line in mutations:
+            print(f"  {line}")
 
 
 def _report_index_checks(entry) -> None:
