@@ -1,0 +1,202 @@
+"""Ops Purity cannot compile run in eager between compiled segments
+(driver/segments.py): custom ops with mutable arguments, ATen ops without a
+Torch op, ops torch-mlir fails to lower. Each program is compared with eager:
+outputs, inputs after the call, outputs sharing storage."""
+
+import subprocess
+import sys
+import textwrap
+import warnings
+
+import pytest
+import torch
+
+import torch_purity
+from torch_purity import EagerFallbackWarning, PurityError
+from torch_purity.checking import compare
+
+received_addresses: list[int] = []
+
+
+@torch.library.custom_op("purity_fallback_test::scale_", mutates_args=("x",))
+def scale_(x: torch.Tensor, factor: float) -> None:
+    """A kernel library's in-place op: eager only (no Torch-dialect op)."""
+    received_addresses.append(x.data_ptr())
+    x.mul_(factor)
+
+
+@torch.library.custom_op("purity_fallback_test::plus_hundred", mutates_args=())
+def plus_hundred(x: torch.Tensor) -> torch.Tensor:
+    out = x + 100
+    received_addresses.append(out.data_ptr())
+    return out
+
+
+@plus_hundred.register_fake
+def _(x):
+    return torch.empty_like(x)
+
+
+def custom_ops_and_views(a, b):
+    """An eager op writes an intermediate through a view and then an input;
+    compiled segments write inputs through views and read what eager wrote."""
+    t = a * 2
+    tail = t[1:]
+    scale_(tail, 3.0)  # eager writes the intermediate through a view
+    b[0].add_(1)  # compiled: a write to an input through a view
+    scale_(b, 2.0)  # eager writes an input the compiled segment wrote
+    shifted = plus_hundred(t)  # eager reads the intermediate written in eager
+    b.add_(shifted[:2].sum())  # compiled reads eager's result, writes the input
+    return t, tail, shifted, b[1:]
+
+
+def _inputs():
+    return [torch.arange(4.0), torch.ones(4)]
+
+
+def test_custom_mutable_op_matches_eager_with_one_warning():
+    compiled = torch_purity.compile(custom_ops_and_views)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        report = compare(custom_ops_and_views, compiled, _inputs())
+    assert report.ok, report.problems
+    fallback = [w for w in caught if issubclass(w.category, EagerFallbackWarning)]
+    assert len(fallback) == 1, [str(w.message) for w in fallback]
+    message = str(fallback[0].message)
+    assert "purity_fallback_test.scale_.default" in message
+    assert "purity_fallback_test.plus_hundred.default" in message
+    assert "test_eager_fallback.py:" in message
+    assert fallback[0].filename == __file__, "the warning points at the caller's line"
+    entry = next(iter(compiled.cache.values()))
+    assert [op.op for op in entry.eager_ops] == [
+        "purity_fallback_test.scale_.default",
+        "purity_fallback_test.scale_.default",
+        "purity_fallback_test.plus_hundred.default",
+    ]
+
+
+def test_writes_cross_the_boundary_both_ways():
+    """Eager sees what a compiled segment wrote in place, and a later segment
+    sees what eager wrote; the returned view shares the intermediate's storage."""
+    compiled = torch_purity.compile(custom_ops_and_views)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", EagerFallbackWarning)
+        a, b = _inputs()
+        b_address = b.data_ptr()
+        t, tail, shifted, b_tail = compiled(a, b)
+    assert torch.equal(t, torch.tensor([0.0, 6.0, 12.0, 18.0]))
+    assert torch.equal(b, torch.tensor([4.0, 2.0, 2.0, 2.0]) + 206.0)
+    assert b.data_ptr() == b_address
+    assert tail.data_ptr() == t.data_ptr() + 4, "the returned tail is a view of the returned intermediate"
+    assert b_tail.data_ptr() == b_address + 4, "a view of the caller's input, as eager returns"
+    t[2] = -1.0
+    assert tail[1].item() == -1.0
+
+
+def test_boundary_passes_tensors_without_copies():
+    """The eager op receives the compiled segment's own output (the
+    intermediate's storage), and the returned intermediate is that storage."""
+    compiled = torch_purity.compile(custom_ops_and_views)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", EagerFallbackWarning)
+        compiled(*_inputs())  # compiles
+        received_addresses.clear()
+        a, b = _inputs()
+        t, tail, shifted, _ = compiled(a, b)
+    # scale_(tail), scale_(b), plus_hundred's own result.
+    assert received_addresses == [t.data_ptr() + 4, b.data_ptr(), shifted.data_ptr()]
+
+
+def test_fallback_error_refuses_with_location_and_leaves_inputs():
+    compiled = torch_purity.compile(custom_ops_and_views, fallback="error")
+    a, b = _inputs()
+    with pytest.raises(PurityError) as raised:
+        compiled(a, b)
+    assert raised.value.op == "purity_fallback_test.scale_.default"
+    assert "test_eager_fallback.py" in (raised.value.source or "")
+    assert torch.equal(a, torch.arange(4.0)) and torch.equal(b, torch.ones(4))
+
+
+def test_unknown_fallback_mode_is_a_value_error():
+    with pytest.raises(ValueError, match="fallback='sometimes'"):
+        torch_purity.compile(custom_ops_and_views, fallback="sometimes")
+
+
+def weight_norm_linear(v, g, x):
+    w = torch._weight_norm(v, g, 0)  # aten._weight_norm_interface: torch-mlir fails to lower it
+    x.add_(1)
+    return x @ w.t()
+
+
+def matrix_exponential(a, x):
+    e = torch.linalg.matrix_exp(a)  # no Torch-dialect op, no decomposition
+    x.mul_(2)
+    return e @ x, x[:1]
+
+
+@pytest.mark.parametrize(
+    "program, inputs, reason",
+    [
+        (weight_norm_linear, lambda: [torch.randn(4, 3), torch.rand(4, 1) + 0.5, torch.randn(2, 3)], "failed"),
+        (matrix_exponential, lambda: [torch.randn(3, 3) * 0.3, torch.randn(3, 2)], "no decomposition"),
+    ],
+    ids=["weight_norm", "matrix_exp"],
+)
+def test_aten_ops_without_lowering_run_in_eager(program, inputs, reason):
+    compiled = torch_purity.compile(program)
+    with pytest.warns(EagerFallbackWarning):
+        report = compare(program, compiled, inputs())
+    assert report.ok, report.problems
+    entry = next(iter(compiled.cache.values()))
+    assert len(entry.eager_ops) == 1 and reason in entry.eager_ops[0].reason
+
+
+def test_custom_op_through_torch_compile():
+    compiled = torch.compile(custom_ops_and_views, backend="purity")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", EagerFallbackWarning)
+        report = compare(custom_ops_and_views, compiled, _inputs())
+    assert report.ok, report.problems
+
+
+def test_save_and_training_are_refused_by_name():
+    compiled = torch_purity.compile(matrix_exponential)
+    with pytest.warns(EagerFallbackWarning):
+        compiled(torch.randn(3, 3), torch.randn(3, 2))
+    with pytest.raises(PurityError, match="linalg_matrix_exp.default runs in eager"):
+        compiled.save("/tmp/purity-never-written")
+    weights = torch.randn(3, 3, requires_grad=True)
+    with pytest.raises(PurityError, match="inside a training program is not supported"):
+        torch_purity.compile(matrix_exponential)(weights, torch.randn(3, 2))
+
+
+def test_purity_run_reports_eager_ops(tmp_path):
+    program = tmp_path / "custom_op_program.py"
+    program.write_text(
+        textwrap.dedent(
+            """
+            import torch
+
+            @torch.library.custom_op("purity_fallback_cli::clamp_", mutates_args=("x",))
+            def clamp_(x: torch.Tensor, limit: float) -> None:
+                x.clamp_(-limit, limit)
+
+            def program(x, y):
+                t = x * 3
+                clamp_(t[1:], 2.0)
+                y.add_(t.sum(0))
+                return t
+
+            def example_inputs():
+                return torch.randn(4, 5), torch.zeros(5)
+            """
+        )
+    )
+    result = subprocess.run(
+        [sys.executable, "-m", "torch_purity.tools.purity", "run", str(program)], capture_output=True, text=True
+    )
+    assert result.returncode == 0, result.stderr
+    assert "ran in eager (ops Purity cannot compile): 1" in result.stdout
+    assert f"purity_fallback_cli.clamp_.default at {program}:10: a custom op" in result.stdout
+    assert "check against eager: outputs, inputs after the call and output aliasing match" in result.stdout
+    assert "Warning" not in result.stderr
