@@ -27,7 +27,33 @@ _UPSTREAM_SUMMARIES = {
     "canonicalize": "canonicalize",
     "torch-function-to-torch-backend-pipeline": "torch-mlir: to its backend contract",
     "torch-backend-to-linalg-on-tensors-backend-pipeline": "torch-mlir: backend contract to linalg-on-tensors",
+    "convert-torch-to-linalg{allow-non-finites=true}": "torch-mlir's backend-to-linalg pipeline, pass by pass",
 }
+
+
+# torch-mlir's torch-backend-to-linalg-on-tensors-backend-pipeline, pass by
+# pass (as its PassManager prints it), so that purity-runtime-loop-entry can
+# run right before convert-torch-to-scf (TORCH-MLIR-WORKAROUND(for-like-while)).
+_TORCH_TO_LINALG = (
+    "torch-restructure-non-constant-axes",
+    "torch-fuse-quantized-ops",
+    "convert-torch-to-tmtensor{allow-non-finites=true}",
+    "canonicalize",
+    "convert-torch-to-linalg{allow-non-finites=true}",
+    "canonicalize",
+    "convert-torch-to-scf",
+    "convert-torch-to-arith",
+    "convert-torch-to-tensor",
+    "convert-torch-conversion-to-mlprogram",
+    "memref-expand",
+    "canonicalize",
+    "resolve-shaped-type-result-dims{error-on-pattern-iteration-limit=true}",
+    "cse",
+    "torch-func-backend-type-conversion",
+    "canonicalize",
+    "torch-finalizing-backend-type-conversion",
+    "torch-verify-linalg-on-tensors-backend-contract",
+)
 
 
 @dataclass(frozen=True)
@@ -62,7 +88,7 @@ STAGES: tuple[Stage, ...] = (
         ("purity-expose-input-writes", "purity-partition-joint", "purity-tie-written-inputs"),
     ),
     Stage("torch-backend", ("torch-function-to-torch-backend-pipeline",)),
-    Stage("linalg", ("torch-backend-to-linalg-on-tensors-backend-pipeline",)),
+    Stage("linalg", (*_TORCH_TO_LINALG[:6], "purity-runtime-loop-entry", *_TORCH_TO_LINALG[6:])),
     Stage(
         "iree-abi",
         (
@@ -150,15 +176,38 @@ def _describe_parse_error(message: str, element: str) -> str:
 
 
 def _nested(element: str, context: ir.Context) -> str:
-    """Nests a C++ pass under the anchor it is restricted to, as mlir-opt does."""
+    """Nests a C++ pass under the anchor it is restricted to, as mlir-opt does
+    (found when parsing, or, for the passes that say so only once scheduled,
+    from `_FUNCTION_ANCHORED`)."""
     try:
         PassManager.parse(f"builtin.module({element})", context=context)
-        return element
     except ValueError as error:
         anchor = _RESTRICTED_ANCHOR.search(str(error))
         if anchor:
             return f"{anchor.group(1)}({element})"
         raise PipelineError(_describe_parse_error(str(error), element)) from None
+    if element.split("{")[0] in _FUNCTION_ANCHORED:
+        return f"func.func({element})"
+    return element
+
+
+# Passes that run on functions only but parse at module level, failing once
+# scheduled ("unable to schedule pass ... on a PassManager intended to run on
+# 'builtin.module'"): torch-mlir's, in the linalg stage.
+_FUNCTION_ANCHORED = frozenset(
+    {
+        "torch-restructure-non-constant-axes",
+        "torch-fuse-quantized-ops",
+        "convert-torch-to-tmtensor",
+        "convert-torch-to-linalg",
+        "convert-torch-to-scf",
+        "convert-torch-to-arith",
+        "convert-torch-to-tensor",
+        "memref-expand",
+        "resolve-shaped-type-result-dims",
+        "torch-finalizing-backend-type-conversion",
+    }
+)
 
 
 def add_passes(pm: PassManager, specs: list[str], context: ir.Context) -> None:

@@ -20,22 +20,6 @@ func.func @empty_dimension(%x: !torch.vtensor<[0,4],f32>, %i: !torch.vtensor<[2]
 
 // -----
 
-// Indexing inside a region (control flow) is not checked, so it is refused.
-func.func @inside_a_region(%x: !torch.vtensor<[8,4],f32>, %i: !torch.vtensor<[2],si64>, %c: !torch.bool) -> !torch.vtensor<[2,4],f32> {
-  %int0 = torch.constant.int 0
-  %0 = torch.prim.If %c -> (!torch.vtensor<[2,4],f32>) {
-    // expected-error @+1 {{purity-check-indices: 'torch.aten.index_select' inside a region (control flow) cannot be bounds-checked}}
-    %1 = torch.aten.index_select %x, %int0, %i : !torch.vtensor<[8,4],f32>, !torch.int, !torch.vtensor<[2],si64> -> !torch.vtensor<[2,4],f32>
-    torch.prim.If.yield %1 : !torch.vtensor<[2,4],f32>
-  } else {
-    %2 = torch.aten.index_select %x, %int0, %i : !torch.vtensor<[8,4],f32>, !torch.int, !torch.vtensor<[2],si64> -> !torch.vtensor<[2,4],f32>
-    torch.prim.If.yield %2 : !torch.vtensor<[2,4],f32>
-  }
-  return %0 : !torch.vtensor<[2,4],f32>
-}
-
-// -----
-
 // The dimension indexed must be a constant to know its size.
 func.func @non_constant_dim(%x: !torch.vtensor<[8,4],f32>, %i: !torch.vtensor<[2],si64>, %dim: !torch.int) -> !torch.vtensor<[2,4],f32> {
   // expected-error @+1 {{purity-check-indices: 'torch.aten.index_select' with a non-constant dimension cannot be bounds-checked}}

@@ -105,3 +105,62 @@ func.func @two_checks(%x: !torch.vtensor<[8,4],f32>, %g: !torch.vtensor<[2,2],si
   %1 = torch.aten.index_select %x, %int0, %i : !torch.vtensor<[8,4],f32>, !torch.int, !torch.vtensor<[1],si64> -> !torch.vtensor<[1,4],f32>
   return %0, %1 : !torch.vtensor<[2,2],f32>, !torch.vtensor<[1,4],f32>
 }
+
+// -----
+
+// Index ops inside control flow: each branch clamps its own index and
+// reduces its flags to one, which the If gains as an extra result (true from
+// the branch without checks); that result is one flag of the program's.
+// CHECK-LABEL: func.func @index_in_a_branch(
+// CHECK-SAME: %[[X:.*]]: !torch.vtensor<[8,4],f32>, %[[I:.*]]: !torch.vtensor<[2],si64>, %[[C:.*]]: !torch.bool)
+// CHECK-SAME: -> (!torch.vtensor<[2,4],f32>, !torch.vtensor<[1],i1> {purity.index_checks = [{count = 1 : i64, location = "{{.*}}", op = "aten.index_select"}]})
+// CHECK: %[[IF:.*]]:2 = torch.prim.If %[[C]] -> (!torch.vtensor<[2,4],f32>, !torch.vtensor<[],i1>) {
+// CHECK: %[[CLAMPED:.*]] = torch.aten.clamp %[[I]]
+// CHECK: %[[VALID:.*]] = torch.aten.eq.Tensor %[[CLAMPED]], %[[I]]
+// CHECK: %[[PICKED:.*]] = torch.aten.index_select %[[X]], %{{.*}}, %[[CLAMPED]]
+// CHECK: %[[ALL:.*]] = torch.aten.all %[[VALID]]
+// CHECK: torch.prim.If.yield %[[PICKED]], %[[ALL]]
+// CHECK: } else {
+// CHECK: %[[TRUE:.*]] = torch.vtensor.literal(dense<true> : tensor<i1>)
+// CHECK: torch.prim.If.yield %{{.*}}, %[[TRUE]]
+// CHECK: %[[FLAG:.*]] = torch.aten.view %[[IF]]#1
+// CHECK: return %[[IF]]#0, %[[FLAG]]
+func.func @index_in_a_branch(%x: !torch.vtensor<[8,4],f32>, %i: !torch.vtensor<[2],si64>, %c: !torch.bool) -> !torch.vtensor<[2,4],f32> {
+  %int0 = torch.constant.int 0
+  %0 = torch.prim.If %c -> (!torch.vtensor<[2,4],f32>) {
+    %1 = torch.aten.index_select %x, %int0, %i : !torch.vtensor<[8,4],f32>, !torch.int, !torch.vtensor<[2],si64> -> !torch.vtensor<[2,4],f32>
+    torch.prim.If.yield %1 : !torch.vtensor<[2,4],f32>
+  } else {
+    %2 = torch.aten.slice.Tensor %x, %int0, %int0, %int0, %int0 : !torch.vtensor<[8,4],f32>, !torch.int, !torch.int, !torch.int, !torch.int -> !torch.vtensor<[2,4],f32>
+    torch.prim.If.yield %2 : !torch.vtensor<[2,4],f32>
+  }
+  return %0 : !torch.vtensor<[2,4],f32>
+}
+
+// -----
+
+// In a loop body the flag is carried: true on entry, and-ed with each
+// iteration's checks, so an out-of-range index in any iteration is reported.
+// CHECK-LABEL: func.func @index_in_a_loop(
+// CHECK: %[[TRUE:.*]] = torch.vtensor.literal(dense<true> : tensor<i1>)
+// CHECK: %[[LOOP:.*]]:2 = torch.prim.Loop %{{.*}}, %{{.*}}, init(%{{.*}}, %[[TRUE]]) {
+// CHECK-NEXT: ^bb0(%{{.*}}: !torch.int, %[[A:.*]]: !torch.vtensor<[2,4],f32>, %[[SO_FAR:.*]]: !torch.vtensor<[],i1>):
+// CHECK: %[[CLAMPED:.*]] = torch.aten.clamp
+// CHECK: torch.aten.index_select %{{.*}}, %{{.*}}, %[[CLAMPED]]
+// CHECK: %[[ALL:.*]] = torch.aten.all
+// CHECK: %[[BOTH:.*]] = torch.aten.logical_and %[[SO_FAR]], %[[ALL]]
+// CHECK: torch.prim.Loop.condition %{{.*}}, iter(%{{.*}}, %[[BOTH]] : !torch.vtensor<[2,4],f32>, !torch.vtensor<[],i1>)
+// CHECK: %[[FLAG:.*]] = torch.aten.view %[[LOOP]]#1
+// CHECK: return %[[LOOP]]#0, %[[FLAG]]
+func.func @index_in_a_loop(%x: !torch.vtensor<[8,4],f32>, %i: !torch.vtensor<[2],si64>, %a: !torch.vtensor<[2,4],f32>, %go: !torch.bool) -> !torch.vtensor<[2,4],f32> {
+  %int0 = torch.constant.int 0
+  %int1 = torch.constant.int 1
+  %max = torch.constant.int 9223372036854775807
+  %0 = torch.prim.Loop %max, %go, init(%a) {
+  ^bb0(%iv: !torch.int, %carried: !torch.vtensor<[2,4],f32>):
+    %1 = torch.aten.index_select %x, %int0, %i : !torch.vtensor<[8,4],f32>, !torch.int, !torch.vtensor<[2],si64> -> !torch.vtensor<[2,4],f32>
+    %2 = torch.aten.add.Tensor %carried, %1, %int1 : !torch.vtensor<[2,4],f32>, !torch.vtensor<[2,4],f32>, !torch.int -> !torch.vtensor<[2,4],f32>
+    torch.prim.Loop.condition %go, iter(%2 : !torch.vtensor<[2,4],f32>)
+  } : (!torch.int, !torch.bool, !torch.vtensor<[2,4],f32>) -> !torch.vtensor<[2,4],f32>
+  return %0 : !torch.vtensor<[2,4],f32>
+}

@@ -96,7 +96,7 @@ func.func @write_into_overlapping_unfold(%x: !torch.tensor<[4],f32>) -> !torch.n
 // -----
 // A region-holding op producing a non-value tensor (control flow over aliases).
 func.func @if_yields_non_value(%x: !torch.tensor<[3],f32>, %y: !torch.tensor<[3],f32>, %c: !torch.bool) -> !torch.vtensor<[3],f32> {
-  // expected-error @+1 {{'torch.prim.If' takes or returns a non-value tensor: control-flow ops take value snapshots}}
+  // expected-error @+1 {{'torch.prim.If' returns a non-value tensor: control-flow ops return value tensors}}
   %0 = torch.prim.If %c -> (!torch.tensor<[3],f32>) {
     torch.prim.If.yield %x : !torch.tensor<[3],f32>
   } else {

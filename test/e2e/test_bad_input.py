@@ -8,7 +8,8 @@ import pytest
 import torch
 
 import torch_purity
-from torch_purity import PurityError
+from torch_purity import EagerFallbackWarning, PurityError
+from torch_purity.checking import compare
 
 BIN = Path(sys.executable).parent
 
@@ -91,17 +92,26 @@ def test_program_eager_rejects():
     with pytest.raises(RuntimeError, match="memory location"):
         write_into_expanded(x.clone())
     with pytest.raises(PurityError, match="a write through 'torch.aten.expand' would write overlapping memory"):
+        torch_purity.compile(write_into_expanded, fallback="error")(x)
+    assert_untouched([x], [before])
+    # With the eager fallback (the default), the write runs in eager first, on
+    # copies, while compiling: eager's own error, located, before any call.
+    with pytest.raises(PurityError, match=r"aten.add_.Tensor at .*test_bad_input.py:\d+: RuntimeError in eager too"):
         torch_purity.compile(write_into_expanded)(x)
     assert_untouched([x], [before])
 
 
-def test_write_through_overlapping_unfold_is_refused():
-    # Eager accepts this (abs_ of overlapping windows); Purity refuses it clearly.
+def test_write_through_overlapping_unfold_runs_in_eager():
+    # Eager accepts this (abs_ of overlapping windows); Purity's compiled code
+    # refuses it clearly, and the default fallback runs that write in eager.
     x = torch.randn(2, 7)
     before = x.clone()
     with pytest.raises(PurityError, match="a write through 'torch.aten.unfold'"):
-        torch_purity.compile(write_with_internal_overlap)(x)
+        torch_purity.compile(write_with_internal_overlap, fallback="error")(x)
     assert_untouched([x], [before])
+    with pytest.warns(EagerFallbackWarning, match="aten.abs_.default"):
+        report = compare(write_with_internal_overlap, torch_purity.compile(write_with_internal_overlap), [x])
+    assert report.ok, report.problems
 
 
 def test_purity_run_reports_failures_without_traceback(tmp_path):
@@ -113,7 +123,9 @@ def test_purity_run_reports_failures_without_traceback(tmp_path):
     )
     result = subprocess.run([str(BIN / "purity"), "run", str(source)], capture_output=True, text=True)
     assert result.returncode == 1
-    assert "purity: error: functional-torch failed on op aten.add_.Tensor at" in result.stderr
+    # The eager fallback first runs the write in eager (on copies): eager's error, with Purity's own.
+    assert "purity: error: compile failed on op aten.add_.Tensor at" in result.stderr
+    assert "functional-torch failed on op aten.add_.Tensor at" in result.stderr
     assert "reproduce with: purity-opt" in result.stderr and "Traceback" not in result.stderr
 
 
@@ -161,12 +173,17 @@ def as_strided_over_channels_last(x):
     return torch.as_strided(x.contiguous(memory_format=torch.channels_last), (2, 3), (1, 4))
 
 
-def test_as_strided_over_a_non_contiguous_intermediate_is_refused_at_its_line():
+def test_as_strided_over_a_non_contiguous_intermediate_runs_in_eager():
     """Value semantics keep no strides: as_strided over a tensor the program
-    lays out as channels_last would read the wrong elements (it did)."""
+    lays out as channels_last would read the wrong elements (it did). The
+    compiled code refuses it at its line; the default fallback runs it in
+    eager, on the intermediate laid out as eager lays it out."""
     x = torch.arange(60.0).reshape(1, 4, 5, 3)
     with pytest.raises(
         PurityError,
         match=r"import failed on op aten.as_strided.default at .*test_bad_input.py:\d+: as_strided over a tensor",
     ):
-        torch_purity.compile(as_strided_over_channels_last)(x)
+        torch_purity.compile(as_strided_over_channels_last, fallback="error")(x)
+    with pytest.warns(EagerFallbackWarning, match="aten.as_strided.default"):
+        report = compare(as_strided_over_channels_last, torch_purity.compile(as_strided_over_channels_last), [x])
+    assert report.ok, report.problems

@@ -2,12 +2,18 @@
 as torch.prim.If / torch.prim.Loop regions, functionalized across regions,
 compiled (scf) and compared with eager on every branch and trip count."""
 
+import subprocess
+import sys
+import textwrap
+import warnings
+from pathlib import Path
+
 import pytest
 import torch
 from torch._higher_order_ops.while_loop import while_loop
 
 import torch_purity
-from torch_purity import PurityError
+from torch_purity import EagerFallbackWarning, PurityError, PurityIndexError
 from torch_purity.checking import compare
 
 
@@ -165,3 +171,125 @@ def test_branch_writing_its_input_is_a_located_error():
         torch_purity.compile(writes_operand)(x)
     assert "test_control_flow.py" in str(raised.value)
     assert torch.equal(x, torch.ones(3)), "the caller's tensor is untouched"
+
+
+def gather_in_branch_and_loop(table, ids, out):
+    """Index ops inside a branch and a loop body: clamped in place, their
+    flags leave the regions, and `out` is written only when all held."""
+
+    def pick(table, ids):
+        return (table.index_select(0, ids),)
+
+    def first_rows(table, ids):
+        return (table[:2] * 1,)
+
+    (picked,) = torch.cond(ids.sum() > 0, pick, first_rows, (table, ids))
+
+    def keep_going(i, acc):
+        return i < 3
+
+    def step(i, acc):
+        return (i + 1, acc + table[ids])
+
+    _, summed = while_loop(keep_going, step, (torch.zeros((), dtype=torch.int64), torch.zeros(2, 4)))
+    out.copy_(picked + summed)
+    return out
+
+
+def test_index_ops_inside_regions_are_checked():
+    compiled = torch_purity.compile(gather_in_branch_and_loop)
+    table = torch.arange(32.0).reshape(8, 4)
+    report = compare(gather_in_branch_and_loop, compiled, [table, torch.tensor([1, 6]), torch.zeros(2, 4)])
+    assert report.ok, report.problems
+    out = torch.full((2, 4), -1.0)
+    with pytest.raises(PurityIndexError) as raised:
+        compiled(table, torch.tensor([1, 8]), out)
+    assert "aten.index_select" in str(raised.value) or "aten.index.Tensor" in str(raised.value)
+    assert torch.equal(out, torch.full((2, 4), -1.0)), "a failed check leaves the caller's tensor untouched"
+    with pytest.raises(IndexError):
+        gather_in_branch_and_loop(table, torch.tensor([1, 8]), torch.zeros(2, 4))  # eager refuses it too
+
+
+def loop_then_row_write(i, x):
+    _, y = while_loop(lambda i, x: i < 3, lambda i, x: (i + 1, x * 2), (i, x))
+    y[0] = -1
+    return y
+
+
+def test_row_write_into_a_loop_result_at_zero_trips():
+    """At zero trips the loop's result is its initial value, the caller's
+    tensor: the row write must not become an IREE transfer into that memory
+    (found by an adversarial run: PERMISSION_DENIED on the second call)."""
+    compiled = torch_purity.compile(loop_then_row_write)
+    for start in (0, 3, 0, 3):
+        report = compare(loop_then_row_write, compiled, [torch.tensor(start), torch.ones(3)])
+        assert report.ok, (start, report.problems)
+
+
+def loop_seed_written_after(i, x):
+    z = x * 1
+    _, y = while_loop(lambda i, x: i < 3, lambda i, x: (i + 1, x * 2), (i, z))
+    z.add_(1)
+    return z, y
+
+
+def test_loop_seed_written_after_the_loop():
+    compiled = torch_purity.compile(loop_seed_written_after)
+    report = compare(loop_seed_written_after, compiled, [torch.tensor(0), torch.ones(3)])
+    assert report.ok, report.problems
+
+
+def test_loop_compiled_before_any_eager_call_in_a_fresh_process():
+    """PyTorch fills its own caches on the first while_loop; that is not the
+    program's state (found by an adversarial run: 'output 1 holds a function')."""
+    script = textwrap.dedent(
+        """
+        import torch, torch_purity
+        from torch._higher_order_ops.while_loop import while_loop
+        def f(x):
+            start = torch.zeros((), dtype=torch.int64)
+            return while_loop(lambda i, a: i < 3, lambda i, a: (i + 1, a * 2), (start, x))[1]
+        print(torch_purity.compile(f)(torch.ones(2)).tolist())
+        """
+    )
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert "[8.0, 8.0]" in result.stdout
+
+
+def test_cond_with_number_operands_compiles():
+    """A cond whose operands include numbers (Dynamo passes sizes once cond
+    has seen two shapes) is compiled, not run in eager."""
+
+    def scaled(p, x):
+        return torch.cond(p, lambda a, n: (a * n,), lambda a, n: (a - n,), (x, 3))[0]
+
+    compiled = torch_purity.compile(scaled)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", EagerFallbackWarning)
+        for flag in (True, False):
+            report = compare(scaled, compiled, [torch.tensor(flag), torch.arange(4.0)])
+            assert report.ok, report.problems
+
+
+def constant_first_test(x):
+    """The loop's carried values start as constants: its first test folds to
+    true, which torch-mlir lowers as a for-loop to INT64_MAX ignoring the
+    body's test (TORCH-MLIR-WORKAROUND(for-like-while)): the call hung."""
+    start = torch.zeros((), dtype=torch.int64)
+    return while_loop(lambda i, a: i < 3, lambda i, a: (i + 1, a * 2), (start, x))[1]
+
+
+def test_loop_whose_first_test_is_a_constant_ends():
+    script = textwrap.dedent(
+        """
+        import sys, torch, torch_purity
+        sys.path.insert(0, %r)
+        from test_control_flow import constant_first_test
+        print(torch_purity.compile(constant_first_test)(torch.ones(2)).tolist())
+        """
+        % str(Path(__file__).parent)
+    )
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert "[8.0, 8.0]" in result.stdout

@@ -200,3 +200,56 @@ def test_purity_run_reports_eager_ops(tmp_path):
     assert f"purity_fallback_cli.clamp_.default at {program}:10: a custom op" in result.stdout
     assert "check against eager: outputs, inputs after the call and output aliasing match" in result.stdout
     assert "Warning" not in result.stderr
+
+
+@torch.library.custom_op("purity_fallback_test::bump_and_sum", mutates_args=("x",))
+def bump_and_sum(x: torch.Tensor) -> torch.Tensor:
+    """Writes its argument and returns a new tensor (not an alias of it)."""
+    x.add_(1)
+    return x.sum(0)
+
+
+@bump_and_sum.register_fake
+def _(x):
+    return x.new_empty(x.shape[1:])
+
+
+def writes_and_returns(x):
+    row = x[1]
+    s = bump_and_sum(x[1:])
+    row.mul_(s[0])
+    return s * 1, row
+
+
+def test_op_writing_an_argument_and_returning_a_new_tensor():
+    """Only a result the schema marks as an alias is the written argument
+    (found by an adversarial run: the result was taken for the argument)."""
+    compiled = torch_purity.compile(writes_and_returns)
+    with pytest.warns(EagerFallbackWarning):
+        report = compare(writes_and_returns, compiled, [torch.arange(6.0).reshape(3, 2)])
+    assert report.ok, report.problems
+
+
+@torch.library.custom_op("purity_fallback_test::storage_order", mutates_args=())
+def storage_order(x: torch.Tensor) -> torch.Tensor:
+    """Reads its argument in storage order (as a kernel on raw memory does)."""
+    flat = torch.empty(0, dtype=x.dtype).set_(x.untyped_storage(), x.storage_offset(), (x.numel(),), (1,))
+    return flat.clone()
+
+
+@storage_order.register_fake
+def _(x):
+    return x.new_empty((x.numel(),))
+
+
+def permuted_intermediate(x):
+    return storage_order(x.t() * 2)
+
+
+def test_eager_op_gets_intermediates_laid_out_as_in_eager():
+    """Eager keeps `x.t() * 2` column-major; the compiled segment returns it
+    row-major; the boundary lays it out as eager does before the eager op."""
+    compiled = torch_purity.compile(permuted_intermediate)
+    with pytest.warns(EagerFallbackWarning):
+        report = compare(permuted_intermediate, compiled, [torch.arange(12.0).reshape(3, 4)])
+    assert report.ok, report.problems

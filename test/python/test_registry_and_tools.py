@@ -72,9 +72,11 @@ def test_purity_run_bad_file_exits_1_without_traceback(tmp_path):
         "import torch\nprogram = lambda x: torch.linalg.eigh(x)[0]\n"
         "def example_inputs():\n    return (torch.randn(3, 3),)\n"
     )
-    result = run_tool("purity", "run", str(program))
+    result = run_tool("purity", "run", "--fallback", "error", str(program))
     assert result.returncode == 1
     assert "_linalg_eigh" in result.stderr and "Traceback" not in result.stderr
+    result = run_tool("purity", "run", str(program))  # the eager fallback runs the op in eager
+    assert result.returncode == 0 and "ran in eager (ops Purity cannot compile): 1" in result.stdout
     result = run_tool("purity", "run", str(tmp_path / "nothing.py"))
     assert result.returncode == 1 and "no such file" in result.stderr
 

@@ -114,8 +114,20 @@ def roots_of(program: object) -> list[Root]:
     return roots
 
 
+def _is_torch_internal(value: object) -> bool:
+    """PyTorch's own functions and operators: their globals and attributes
+    are PyTorch's state (dispatch caches, loggers filled on first use, as by
+    `while_loop`), never the program's."""
+    if isinstance(value, torch._ops.OperatorBase):
+        return True
+    module = getattr(value, "__module__", None) if isinstance(value, types.FunctionType) else None
+    return isinstance(module, str) and (module == "torch" or module.startswith("torch."))
+
+
 def _children(value: object) -> Iterator[tuple[Step, object]]:
     if isinstance(value, torch.Tensor) or isinstance(value, (type, types.ModuleType, str, bytes, int, float)):
+        return
+    if _is_torch_internal(value):
         return
     if isinstance(value, dict):
         for key, item in list(value.items()):

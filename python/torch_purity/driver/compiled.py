@@ -58,7 +58,7 @@ from .captured import (
 )
 from .joint import mark_joint, name_tangents, plan_joint
 from .lowering import LoweredProgram, write_failing_ir
-from .segments import EagerOp, SegmentedProgram, segment, warn_eager_ops
+from .segments import EagerOp, SegmentedProgram, check_runs_in_eager, segment, warn_eager_ops
 
 # ----------------------------------------------------------------------------
 # Specialization
@@ -305,10 +305,12 @@ def build_entry(
             ) from None
         seconds["iree-compile"] = time.perf_counter() - start
     except PurityError as error:
-        failing = failing_nodes(graph, error) if fallback == "eager" and type(error) is PurityError else {}
+        # (With runtime values, the static entry built next gets its chance.)
+        eager_allowed = fallback == "eager" and type(error) is PurityError and symbolic is None
+        failing = failing_nodes(graph, error) if eager_allowed else {}
         if not failing:
             raise
-        return segmented(failing)
+        return segmented(failing, failure=error)
     backward = None
     if lowered.backward_convention is not None:
         backward_convention = lowered.backward_convention
@@ -392,6 +394,7 @@ _MAX_FALLBACK_ROUNDS = 8
 
 def _segmented_entry(
     eager: dict,
+    failure: PurityError | None = None,
     *,
     graph,
     inputs,
@@ -409,7 +412,9 @@ def _segmented_entry(
 ) -> SegmentedEntry:
     """An entry running `eager` (node -> why it cannot be compiled) in eager
     and compiling the rest in segments; an op that then fails to compile in
-    a segment joins the eager ones."""
+    a segment joins the eager ones. Where an op joined because its lowering
+    failed (`failure`), the program first runs in eager on copies of the
+    inputs: a program eager rejects is refused now, not midway through a call."""
     names = ", ".join(sorted({op_display_name(n) for n in eager}))
     if training:
         raise PurityError(
@@ -426,6 +431,8 @@ def _segmented_entry(
     def compile_step(module):
         return CompiledProgram(module, target, dump_dir, fallback="error")
 
+    if failure is not None:
+        check_runs_in_eager(graph, example_inputs, failure)
     for _ in range(_MAX_FALLBACK_ROUNDS):
         try:
             program = segment(graph, eager, example_inputs, compile_step)
@@ -434,6 +441,9 @@ def _segmented_entry(
             more = failing_nodes(graph, error) if type(error) is PurityError else {}
             if not more or set(more) <= set(eager):
                 raise
+            if failure is None:
+                check_runs_in_eager(graph, example_inputs, error)
+                failure = error
             eager.update(more)
     else:
         raise PurityError("compile", f"more than {_MAX_FALLBACK_ROUNDS} ops failed to compile; the last: {names}")

@@ -43,6 +43,7 @@ import torch
 import torch.fx as fx
 from torch.fx.node import map_arg
 
+from ..checking import clone_preserving_aliasing
 from ..errors import EagerFallbackWarning, PurityError
 from ..importer.locations import op_display_name, source_of
 
@@ -79,10 +80,13 @@ def _alias_parent(node: fx.Node) -> tuple[str, fx.Node] | None:
     if not isinstance(node.target, torch._ops.OpOverload):
         return None
     schema = node.target._schema
-    if len(schema.returns) != 1:
-        return None
+    if len(schema.returns) != 1 or schema.returns[0].alias_info is None:
+        return None  # a fresh result (an op may write an argument and return a new tensor)
+    returned = set(schema.returns[0].alias_info.before_set)
+    listed = not returned  # `Tensor(a)[]` (split, unbind): the elements alias `Tensor(a -> *) self`
     for index, parameter in enumerate(schema.arguments):
-        if parameter.alias_info is None:
+        alias = parameter.alias_info
+        if alias is None or not (returned & set(alias.before_set) or (listed and not alias.is_write)):
             continue
         value = node.args[index] if index < len(node.args) else node.kwargs.get(parameter.name)
         if isinstance(value, fx.Node):
@@ -135,6 +139,7 @@ class _CompiledStep:
     inputs: list[fx.Node]  # the values it takes (bases), in order
     outputs: list[fx.Node]  # the bases it makes that later steps need
     module: fx.GraphModule
+    strides: list[tuple[int, ...] | None]  # each output's strides in eager (from the trace)
 
 
 @dataclass
@@ -169,8 +174,22 @@ class SegmentedProgram:
                 continue
             results = step.program(*[rebuild(n) for n in step.inputs])
             results = results if isinstance(results, tuple) else (results,)
-            values.update(zip(step.outputs, results, strict=True))
+            for node, result, strides in zip(step.outputs, results, step.strides, strict=True):
+                values[node] = _with_strides(result, strides)
         return [rebuild(r) if isinstance(r, fx.Node) else r for r in self.results]
+
+
+def _with_strides(result: object, strides: tuple[int, ...] | None) -> object:
+    """The result laid out as eager lays it out (a compiled step returns its
+    results contiguous; eager keeps, say, `x.t() * 2` column-major): what
+    eager hands the next op, which may read storage order, is what it gets.
+    A copy only where the layouts differ in a dim of more than one element."""
+    if strides is None or not isinstance(result, torch.Tensor):
+        return result
+    if all(size < 2 or a == b for size, a, b in zip(result.shape, result.stride(), strides)):
+        return result
+    laid_out = torch.empty_strided(result.shape, strides, dtype=result.dtype, device=result.device)
+    return laid_out.copy_(result)
 
 
 class _Rebuilder:
@@ -328,7 +347,8 @@ def segment(
         module, inputs, outputs = _step_graph(gm, group, needed_later)
         program = compile_step(StepGraph(module))
         program.entry_for(*[_example(n, examples) for n in inputs])
-        steps.append(_CompiledStep(program, inputs, outputs, module))
+        strides = [n.meta["val"].stride() if isinstance(n.meta.get("val"), torch.Tensor) else None for n in outputs]
+        steps.append(_CompiledStep(program, inputs, outputs, module, strides))
         for node in outputs:
             examples[node] = _example(node, {})
     results = list(output.args[0]) if isinstance(output.args[0], (list, tuple)) else [output.args[0]]
@@ -347,6 +367,44 @@ _live_programs: weakref.WeakSet[SegmentedProgram] = weakref.WeakSet()
 def _release_segments() -> None:
     for program in list(_live_programs):
         program.steps.clear()
+
+
+# What fx.Interpreter appends to an error raised by a node.
+_INTERPRETER_NOTE = "\n\nWhile executing"
+
+
+class _Recording(fx.Interpreter):
+    """Runs a graph in eager, remembering the node it is at."""
+
+    current: fx.Node | None = None
+
+    def run_node(self, node: fx.Node) -> object:
+        self.current = node
+        return super().run_node(node)
+
+
+def check_runs_in_eager(gm: fx.GraphModule, example_inputs: Sequence[object], failure: PurityError) -> None:
+    """Runs the whole traced program in eager on copies of the inputs (the
+    random generators' states restored afterwards). An op whose lowering
+    failed may fail because the program is wrong (`mm` of float and int64
+    tensors, a write through `expand`): eager then fails too, and it must
+    fail here, while compiling, rather than in the eager step after
+    compiled segments have written the caller's tensors."""
+    stand_ins = clone_preserving_aliasing(example_inputs)
+    devices = sorted({t.device.index or 0 for t in stand_ins if isinstance(t, torch.Tensor) and t.is_cuda})
+    interpreter = _Recording(gm)
+    try:
+        with torch.random.fork_rng(devices=devices), torch.no_grad():
+            interpreter.run(*stand_ins)
+    except Exception as error:  # eager's own error: the program is wrong
+        node = interpreter.current
+        raise PurityError(
+            "compile",
+            f"{type(error).__name__} in eager too: {str(error).split(_INTERPRETER_NOTE)[0]}\n"
+            f"  (it did not compile: {failure})",
+            op=op_display_name(node) if node is not None else None,
+            source=source_of(node) if node is not None else None,
+        ) from None
 
 
 def _changes_metadata(node: fx.Node) -> bool:

@@ -75,15 +75,21 @@ def _subgraph(node: fx.Node, attribute: fx.Node) -> fx.GraphModule:
     return getattr(node.graph.owning_module, attribute.target)
 
 
-def _operand_values(importer, loc: Location, node: fx.Node, operands: Sequence[object]) -> list[Value]:
+def _operand_values(
+    importer, loc: Location, node: fx.Node, operands: Sequence[object], numbers: bool = True
+) -> list[Value]:
+    """Value snapshots of tensor operands; numbers (a size Dynamo passes to
+    a branch, a Python int) as Torch scalars, where `numbers` allows them."""
     values = []
     for operand in operands:
-        if not isinstance(operand, fx.Node) or not isinstance(operand.meta.get("val"), torch.Tensor):
-            raise _refuse(
-                node,
-                f"'{node.target.name()}' operand {operand!r} is not a tensor: pass tensors (a 0-d tensor for a number)",
-            )
-        values.append(as_value(importer.resolve_node_value(operand), loc))
+        value = operand.meta.get("val") if isinstance(operand, fx.Node) else operand
+        if isinstance(value, torch.Tensor):
+            values.append(as_value(importer.resolve_node_value(operand), loc))
+        elif numbers and isinstance(value, (int, float, bool, torch.SymInt, torch.SymFloat, torch.SymBool)):
+            values.append(importer._import_argument(loc, operand))
+        else:
+            kind = "a tensor or a number" if numbers else "a tensor (a 0-d tensor for a number)"
+            raise _refuse(node, f"'{node.target.name()}' operand {operand!r} is not {kind}")
     return values
 
 
@@ -160,7 +166,7 @@ def import_while_loop(importer, loc: Location, node: fx.Node) -> None:
     condition_gm, body_gm = _subgraph(node, condition_graph), _subgraph(node, body_graph)
     result_types = [importer._cc.value_info_to_type(r) for r in _tensor_results(node)]
     with InsertionPoint(importer._b):
-        initial = _operand_values(importer, loc, node, carried)
+        initial = _operand_values(importer, loc, node, carried, numbers=False)
         extra = _operand_values(importer, loc, node, additional)
     first_test = _import_subgraph(importer, condition_gm, importer._b, [*initial, *extra])
     with InsertionPoint(importer._b):

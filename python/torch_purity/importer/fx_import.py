@@ -448,8 +448,8 @@ def uncompilable_nodes(gm: fx.GraphModule, context: Context) -> dict[fx.Node, st
 
 
 def _why_uncompilable(target: object, context: Context) -> str | None:
-    if not isinstance(target, torch._ops.OpOverload):
-        return None
+    if not isinstance(target, torch._ops.OpOverload) or target in tm_fx.SYMBOLIC_TORCH_OPS:
+        return None  # (size queries of a symbolic trace are imported as Torch scalar ops)
     if is_out_variant(target):
         functional = out_variant_functional(target)
         if functional is None or not context.is_registered_operation(mlir_op_name(functional)):

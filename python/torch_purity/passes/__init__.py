@@ -18,6 +18,7 @@ PASS_MODULES: dict[str, tuple[str, str]] = {
     "purity-check-indices": ("check_indices", "CheckIndices"),
     "purity-expose-input-writes": ("expose_input_writes", "ExposeInputWrites"),
     "purity-partition-joint": ("partition_joint", "PartitionJoint"),
+    "purity-runtime-loop-entry": ("runtime_loop_entry", "RuntimeLoopEntry"),
     "purity-verify-contract": ("verify_contract", "VerifyContract"),
 }
 

@@ -68,7 +68,7 @@ from torch_mlir.dialects.torch import (
     CopyToValueTensorOp,
     PrimListConstructOp,
 )
-from torch_mlir.ir import DenseElementsAttr, InsertionPoint, Location, Operation, Type, UnitAttr, Value
+from torch_mlir.ir import Attribute, DenseElementsAttr, InsertionPoint, Location, Operation, Type, UnitAttr, Value
 
 from .. import contract
 from ..contract import IndexCheck
@@ -134,28 +134,11 @@ class _CannotCheck(LocatedPassError):
 def _check_function(function: Operation) -> None:
     block = function.regions[0].blocks[0]
     operations = [o.operation for o in block.operations]
-    for op in operations:
-        nested = next((o.operation for o in walk(op) if o.operation.name in _RULES), None)
-        if nested is not None:
-            raise _CannotCheck(
-                nested.location, f"'{nested.name}' inside a region (control flow) cannot be bounds-checked"
-            )
-    flags: list[Value] = []
-    checks: list[IndexCheck] = []
-    total = 0
-    for op in operations:
-        rule = _RULES.get(op.name)
-        if rule is None:
-            continue
-        for valid in _check_op(op, rule):
-            count = static_sizes(valid.type)[0]
-            if count:
-                flags.append(valid)
-                aten_op = aten_op_of_location(op.location) or op.name.removeprefix("torch.")
-                checks.append(IndexCheck(aten_op, source_location(op.location) or "", count))
-                total += count
+    flags, checks = _check_block(operations)
+    total = sum(check.count for check in checks)
     if not flags:
         return
+    operations = [o.operation for o in block.operations]  # control-flow ops were rebuilt
     return_op = operations[-1]
     with InsertionPoint(return_op), return_op.location:
         flag_vector = (
@@ -174,6 +157,95 @@ def _check_function(function: Operation) -> None:
     results = list(return_op.operands) + [flag_vector]
     set_results(function, return_op, results)
     set_result_attrs(function, len(results) - 1, {contract.INDEX_CHECKS: index_checks_attr(checks)})
+
+
+def _check_block(operations: list[Operation]) -> tuple[list[Value], list[IndexCheck]]:
+    """Checks the index ops among `operations` (and inside their regions);
+    returns the flags (1-d, valid per index) and what each check covers."""
+    flags: list[Value] = []
+    checks: list[IndexCheck] = []
+    for op in operations:
+        rule = _RULES.get(op.name)
+        if rule is not None:
+            for valid in _check_op(op, rule):
+                count = static_sizes(valid.type)[0]
+                if count:
+                    flags.append(valid)
+                    checks.append(_index_check(op, count))
+            continue
+        nested = next((o.operation for o in walk(op) if o.operation.name in _RULES), None) if op.regions else None
+        if nested is not None:
+            flags.append(_check_regions(op, nested))
+            checks.append(_index_check(nested, 1))
+    return flags, checks
+
+
+def _index_check(op: Operation, count: int) -> IndexCheck:
+    aten_op = aten_op_of_location(op.location) or op.name.removeprefix("torch.")
+    return IndexCheck(aten_op, source_location(op.location) or "", count)
+
+
+def _check_regions(op: Operation, nested: Operation) -> Value:
+    """Checks the index ops inside a control-flow op's regions. Their flags
+    cannot leave a region as they are (a branch may not run, a loop body runs
+    many times), so each region reduces them to one flag that the op gains
+    as an extra result: a branch yields its own (the other branch true), a
+    loop carries the conjunction over its iterations (true when it never
+    runs). Returns that flag as a 1-element vector, one check for the region
+    op, named after its first index op."""
+    if op.name not in ("torch.prim.If", "torch.prim.Loop"):
+        raise _CannotCheck(nested.location, f"'{nested.name}' inside '{op.name}' cannot be bounds-checked")
+    with op.location:
+        flag_type = _type("!torch.vtensor<[],i1>")
+    ends = []
+    for region in op.regions:
+        block = region.blocks[0]
+        inner = [o.operation for o in block.operations]
+        flags, _ = _check_block(inner)
+        with InsertionPoint(inner[-1]), inner[-1].location:
+            ends.append((block, inner[-1], _all_of(flags, flag_type)))
+    with InsertionPoint(op), op.location:
+        result_types = [*[r.type for r in op.results], flag_type]
+        operands = list(op.operands)
+        if op.name == "torch.prim.Loop":
+            operands.append(_true(flag_type))
+        rebuilt = Operation.create(op.name, results=result_types, operands=operands, regions=len(op.regions))
+    for (block, terminator, ok), region in zip(ends, rebuilt.regions, strict=True):
+        if op.name == "torch.prim.Loop":
+            carried = block.add_argument(flag_type, op.location)
+            with InsertionPoint(terminator), terminator.location:
+                ok = AtenLogicalAndOp(flag_type, carried, ok).result
+        with InsertionPoint(terminator), terminator.location:
+            Operation.create(terminator.name, results=[], operands=[*terminator.operands, ok])
+        terminator.erase()
+        block.append_to(region)
+    for old, new in zip(op.results, rebuilt.results):
+        old.replace_all_uses_with(new)
+    op.erase()
+    with InsertionPoint.after(rebuilt), rebuilt.location:
+        return AtenViewOp(_type("!torch.vtensor<[1],i1>"), rebuilt.results[-1], int_list_constant([1])).result
+
+
+def _all_of(flags: list[Value], flag_type: Type) -> Value:
+    if not flags:
+        return _true(flag_type)
+    total = sum(static_sizes(f.type)[0] for f in flags)
+    vector = (
+        flags[0]
+        if len(flags) == 1
+        else AtenCatOp(
+            _type(f"!torch.vtensor<[{total}],i1>"), _list_of(flags, "!torch.list<vtensor>"), int_constant(0)
+        ).result
+    )
+    return AtenAllOp(flag_type, vector).result
+
+
+def _true(flag_type: Type) -> Value:
+    return Operation.create(
+        "torch.vtensor.literal",
+        results=[flag_type],
+        attributes={"value": Attribute.parse("dense<true> : tensor<i1>", flag_type.context)},
+    ).result
 
 
 def _check_op(op: Operation, rule: _IndexRule) -> list[Value]:

@@ -263,13 +263,7 @@ class _FunctionRewriter:
         uses_non_value = any(self.types.non_value_kind(v) for v in op.operands)
         produces_non_value = any(self.types.non_value_kind(r) for r in op.results)
         if any(len(r.blocks) for r in op.regions):
-            if uses_non_value or produces_non_value:
-                raise FunctionalizeError(
-                    op.location,
-                    f"'{name}' takes or returns a non-value tensor: control-flow ops take value snapshots "
-                    "(the importer's form)",
-                )
-            self.visit_regions(op)
+            self.visit_control_flow(op, name, produces_non_value)
             return
         if not uses_non_value and not produces_non_value:
             return
@@ -307,6 +301,17 @@ class _FunctionRewriter:
             raise FunctionalizeError(op.location, f"unknown op '{name}' uses a non-value tensor")
         else:
             self.visit_value_op(op, name)
+
+    def visit_control_flow(self, op: Operation, name: str, produces_non_value: bool) -> None:
+        if produces_non_value:
+            raise FunctionalizeError(
+                op.location, f"'{name}' returns a non-value tensor: control-flow ops return value tensors"
+            )
+        for index, operand in enumerate(op.operands):
+            if self.types.is_non_value(operand):
+                # A value snapshot whose read resolved to a fresh result not yet retyped.
+                op.operands[index] = self.mapped(operand, op)
+        self.visit_regions(op)
 
     def visit_regions(self, op: Operation) -> None:
         """A control-flow op (`torch.prim.If`, `torch.prim.Loop`): the ops of

@@ -128,7 +128,7 @@ def command_run(args: argparse.Namespace) -> int:
     # The report lists the ops that run in eager, with their reasons.
     warnings.simplefilter("ignore", EagerFallbackWarning)
     eager_program = copy.deepcopy(program) if isinstance(program, torch.nn.Module) else program
-    compiled = purity_compile(program, *inputs, target=args.target, dump_dir=args.dump_ir)
+    compiled = purity_compile(program, *inputs, target=args.target, dump_dir=args.dump_ir, fallback=args.fallback)
     entry, leaves = compiled.entry_for(*inputs)
     if args.dump_ir:
         Path(args.dump_ir, "1-mutable-torch.mlir").write_text(entry.mutable_ir)
@@ -350,6 +350,12 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--dump-ir", metavar="DIR", help="write the IR of every stage to DIR")
     run.add_argument("--print-ir", action="store_true", help="print the IR of every stage")
     run.add_argument("--repeats", type=int, default=20, help="calls timed per side (default 20)")
+    run.add_argument(
+        "--fallback",
+        choices=["eager", "error"],
+        default="eager",
+        help="ops Purity cannot compile: run them in eager between compiled segments (default) or fail",
+    )
     run.set_defaults(handler=command_run)
     fuzz = commands.add_parser("fuzz", help="differential fuzzing: random aliasing programs, compiled vs eager")
     fuzz.add_argument("--n", type=int, default=200, help="programs to generate (default 200)")

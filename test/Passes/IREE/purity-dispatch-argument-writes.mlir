@@ -110,3 +110,24 @@ func.func @pointwise_update(%x: tensor<8xf32> {iree.abi.output = 0 : index}) -> 
   } -> tensor<8xf32>
   return %doubled : tensor<8xf32>
 }
+
+// -----
+
+// A row write into a loop's result: when the loop runs no iteration, that
+// result is the loop's initial value, the argument's buffer, so the write
+// reads its destination as a write into the argument does.
+// CHECK-LABEL: func.func @row_write_into_loop_result(
+// CHECK: %[[LOOP:.*]] = scf.while
+// CHECK: %[[OLD:.*]] = tensor.extract_slice %[[LOOP]][0] [1] [1] : tensor<3xf32> to tensor<1xf32>
+// CHECK: %[[NEW:.*]] = linalg.generic {{.*}} outs(%[[OLD]] : tensor<1xf32>)
+// CHECK: tensor.insert_slice %[[NEW]] into %[[LOOP]][0] [1] [1]
+func.func @row_write_into_loop_result(%x: tensor<3xf32>, %go: i1, %row: tensor<1xf32>) -> tensor<3xf32> {
+  %0 = scf.while (%t = %x) : (tensor<3xf32>) -> tensor<3xf32> {
+    scf.condition(%go) %t : tensor<3xf32>
+  } do {
+  ^bb0(%t: tensor<3xf32>):
+    scf.yield %t : tensor<3xf32>
+  }
+  %written = tensor.insert_slice %row into %0[0] [1] [1] : tensor<1xf32> into tensor<3xf32>
+  return %written : tensor<3xf32>
+}

@@ -2,7 +2,9 @@
 
 Runs on linalg-on-tensors. A row or slice write into an argument is a
 `tensor.insert_slice` whose destination is the argument (through earlier
-insertions and reshapes). IREE writes it in place into the argument's
+insertions and reshapes), or a result of control flow (`scf.while`,
+`scf.if`), which is an operand's buffer when a loop runs no iteration or a
+branch yields its operand. IREE writes it in place into the argument's
 buffer when it can: always for an argument tied to its result
 (`iree.abi.output`, a KV-cache row), and for others whose value is not used
 afterwards. It does so with a transfer (a buffer copy, or a fill when the
@@ -34,7 +36,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from torch_mlir.ir import BlockArgument, DenseI32ArrayAttr, InsertionPoint, Operation
+from torch_mlir.ir import BlockArgument, DenseI32ArrayAttr, InsertionPoint, Operation, OpResult
 
 from ...ir_helpers.functions import function_ops
 from ...passes.base import ModulePass
@@ -49,8 +51,17 @@ class DispatchArgumentWrites(ModulePass):
 
     def apply(self, module: Operation) -> None:
         for insert in insert_slices(function_ops(module)):
-            if isinstance(buffer_root(insert.operands[1]), BlockArgument):
+            if _may_be_argument(buffer_root(insert.operands[1])):
                 _read_destination(insert)
+
+
+# Control flow whose result may be an operand's buffer: a loop that runs no
+# iteration returns its initial values, a branch may yield an argument.
+_CONTROL_FLOW = ("scf.while", "scf.for", "scf.if")
+
+
+def _may_be_argument(root) -> bool:
+    return isinstance(root, BlockArgument) or (isinstance(root, OpResult) and root.owner.name in _CONTROL_FLOW)
 
 
 def _read_destination(insert: Operation) -> None:
