@@ -281,14 +281,14 @@ def constant_first_test(x):
 
 
 def test_loop_whose_first_test_is_a_constant_ends():
+    here = str(Path(__file__).parent)
     script = textwrap.dedent(
-        """
+        f"""
         import sys, torch, torch_purity
-        sys.path.insert(0, %r)
+        sys.path.insert(0, {here!r})
         from test_control_flow import constant_first_test
         print(torch_purity.compile(constant_first_test)(torch.ones(2)).tolist())
         """
-        % str(Path(__file__).parent)
     )
     result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stderr[-2000:]
