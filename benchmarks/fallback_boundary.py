@@ -5,14 +5,21 @@ timed round robin in one run (one call of each per round, median per
 system, differences computed round by round, p10-p90 spread):
 
 - eager: the program in PyTorch, with a custom op (eager only) between stages;
-- purity, one segment: the same program with a compilable op in the custom
-  op's place (`x.add_(0)`), so Purity compiles it whole;
-- purity, segmented: the custom op (`torch.library.custom_op`, writing its
-  argument in place), which Purity runs in eager: `stages - 1` boundaries.
+- purity, one segment: the same program without the custom op, which
+  Purity compiles whole;
+- purity, segmented: with the custom op (`torch.library.custom_op`, writing
+  its argument in place), which Purity runs in eager: `stages - 1` boundaries;
+- the custom op alone, called `stages - 1` times in eager;
+- the steps called directly: the segmented entry's compiled steps and the
+  custom op, called one after the other from a plain loop.
 
-Per boundary: (segmented - one segment - the custom op's own eager cost per
-call) / boundaries. Two sizes (1k and 1M floats): a boundary that copied
-would cost more at the larger size.
+Per boundary, two figures: (segmented - one segment - custom op alone) /
+boundaries, what a boundary costs in all (one more compiled call and the
+fusion the split prevents: each stage becomes a pass over the tensor of its
+own), and (segmented - steps called directly) / boundaries, what the fallback's
+own orchestration adds (rebuilding views, handing tensors over). Two sizes
+(1k and 1M floats): a boundary that copied would cost more at the larger
+size.
 
     .venv/bin/python benchmarks/fallback_boundary.py [--rounds 300] [--stages 4]
 """
@@ -40,12 +47,9 @@ def program(stages: int, custom: bool):
     def run(x):
         for stage in range(stages):
             x.mul_(0.999).add_(0.5)
-            if stage < stages - 1:
-                if custom:
-                    touch_(x)
-                else:
-                    x[0] += 0.0
-        return x.sum()
+            if custom and stage < stages - 1:
+                touch_(x)
+        return x[:8].sum()
 
     return run
 
@@ -79,11 +83,21 @@ def main() -> None:
         segmented(x.clone())  # compile outside the timing
         entry = next(iter(segmented.cache.values()))
         assert len(entry.eager_ops) == boundaries, entry.eager_ops
+        steps = entry.segments.steps
+
+        def steps_directly(t, steps=steps):
+            for step in steps:
+                if hasattr(step, "program"):
+                    step.program(t)
+                else:
+                    touch_(t)
+
         systems = {
             "eager": eager,
             "purity, one segment": whole,
             "purity, segmented": segmented,
             "custom op alone": lambda t: [touch_(t) for _ in range(boundaries)],
+            "steps called directly": steps_directly,
         }
         samples: dict[str, list[float]] = {name: [] for name in systems}
         for _ in range(args.rounds):
@@ -93,14 +107,18 @@ def main() -> None:
             (s - w - c) / boundaries
             for s, w, c in zip(samples["purity, segmented"], samples["purity, one segment"], samples["custom op alone"])
         ]
+        orchestration = [
+            (s - d) / boundaries for s, d in zip(samples["purity, segmented"], samples["steps called directly"])
+        ]
         print(f"\n{size} floats ({size * 4 / 1024:.0f} KiB):")
         for name, values in samples.items():
             print(f"  {name:>20}: median {statistics.median(values) * 1e6:8.1f} µs")
-        low, high = _percentiles(per_boundary)
-        print(
-            f"  overhead per boundary: median {statistics.median(per_boundary) * 1e6:.1f} µs "
-            f"(p10-p90 {low * 1e6:.1f} to {high * 1e6:.1f} µs)"
-        )
+        for label, values in (("cost per boundary", per_boundary), ("orchestration per boundary", orchestration)):
+            low, high = _percentiles(values)
+            print(
+                f"  {label:>26}: median {statistics.median(values) * 1e6:7.1f} µs "
+                f"(p10-p90 {low * 1e6:.1f} to {high * 1e6:.1f} µs)"
+            )
 
 
 if __name__ == "__main__":

@@ -157,6 +157,11 @@ class SegmentedProgram:
     eager_ops: list[EagerOp]
     placeholders: list[fx.Node] = field(default_factory=list)
     results: list[object] = field(default_factory=list)
+    # Each node's alias parent (`_alias_parent`), read once: a call replays views from it.
+    parents: dict[fx.Node, tuple[str, fx.Node] | None] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.parents = {node: _alias_parent(node) for node in self.graph.graph.nodes}
 
     @property
     def compiled_steps(self) -> list[_CompiledStep]:
@@ -165,7 +170,7 @@ class SegmentedProgram:
     def run(self, inputs: Sequence[object]) -> list[object]:
         """One call: the graph's flat outputs, the inputs written as eager writes them."""
         values: dict[fx.Node, object] = dict(zip(self.placeholders, inputs, strict=True))
-        rebuild = _Rebuilder(self.graph, values)
+        rebuild = _Rebuilder(self.graph, values, self.parents)
         for step in self.steps:
             if isinstance(step, _EagerStep):
                 node = step.node
@@ -196,16 +201,19 @@ class _Rebuilder:
     """A node's value from the steps' values: a view replayed, in eager, on
     its base (once per call, so one view is one tensor)."""
 
-    def __init__(self, graph: fx.GraphModule, values: dict[fx.Node, object]) -> None:
+    def __init__(
+        self, graph: fx.GraphModule, values: dict[fx.Node, object], parents: dict[fx.Node, tuple | None]
+    ) -> None:
         self.graph = graph
         self.values = values
+        self.parents = parents
 
     def __call__(self, node: fx.Node) -> object:
         if node in self.values:
             return self.values[node]
         if node.op == "get_attr":
             return getattr(self.graph, node.target)
-        parent = _alias_parent(node)
+        parent = self.parents[node]
         if parent is None:
             raise PurityError("run", f"the eager fallback lost the value of {node.name}")  # a bug of this module
         if parent[0] == "same":
