@@ -141,13 +141,7 @@ def _check_function(function: Operation) -> None:
     operations = [o.operation for o in block.operations]  # control-flow ops were rebuilt
     return_op = operations[-1]
     with InsertionPoint(return_op), return_op.location:
-        flag_vector = (
-            flags[0]
-            if len(flags) == 1
-            else AtenCatOp(
-                _type(f"!torch.vtensor<[{total}],i1>"), _list_of(flags, "!torch.list<vtensor>"), int_constant(0)
-            ).result
-        )
+        flag_vector = _concatenated(flags, total)
         overwrites = [op for op in operations if op.name == "torch.overwrite.tensor.contents"]
         ok = AtenAllOp(_type("!torch.vtensor<[],i1>"), flag_vector).result if overwrites else None
         for overwrite in overwrites:
@@ -229,15 +223,16 @@ def _check_regions(op: Operation, nested: Operation) -> Value:
 def _all_of(flags: list[Value], flag_type: Type) -> Value:
     if not flags:
         return _true(flag_type)
-    total = sum(static_sizes(f.type)[0] for f in flags)
-    vector = (
-        flags[0]
-        if len(flags) == 1
-        else AtenCatOp(
-            _type(f"!torch.vtensor<[{total}],i1>"), _list_of(flags, "!torch.list<vtensor>"), int_constant(0)
-        ).result
-    )
-    return AtenAllOp(flag_type, vector).result
+    return AtenAllOp(flag_type, _concatenated(flags, sum(static_sizes(f.type)[0] for f in flags))).result
+
+
+def _concatenated(flags: list[Value], total: int) -> Value:
+    """The 1-d flags as one vector of `total` flags."""
+    if len(flags) == 1:
+        return flags[0]
+    return AtenCatOp(
+        _type(f"!torch.vtensor<[{total}],i1>"), _list_of(flags, "!torch.list<vtensor>"), int_constant(0)
+    ).result
 
 
 def _true(flag_type: Type) -> Value:
