@@ -253,3 +253,27 @@ def test_eager_op_gets_intermediates_laid_out_as_in_eager():
     with pytest.warns(EagerFallbackWarning):
         report = compare(permuted_intermediate, compiled, [torch.arange(12.0).reshape(3, 4)])
     assert report.ok, report.problems
+
+
+def custom_op_in_a_branch(x, flag):
+    """A cond whose branch calls an op Purity cannot compile: the whole cond
+    runs in eager, the writes around it compiled."""
+    x.mul_(2)
+
+    def shifted(x):
+        return (plus_hundred(x),)
+
+    def negated(x):
+        return (-x,)
+
+    (chosen,) = torch.cond(flag, shifted, negated, (x,))
+    x.add_(1)
+    return chosen + x
+
+
+@pytest.mark.parametrize("flag", [True, False])
+def test_cond_with_an_uncompilable_branch_runs_in_eager(flag):
+    compiled = torch_purity.compile(custom_op_in_a_branch)
+    with pytest.warns(EagerFallbackWarning, match="cond at .*its subgraph calls purity_fallback_test.plus_hundred"):
+        report = compare(custom_op_in_a_branch, compiled, [torch.arange(4.0), torch.tensor(flag)])
+    assert report.ok, report.problems

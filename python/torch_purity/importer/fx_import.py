@@ -435,10 +435,12 @@ def uncompilable_nodes(gm: fx.GraphModule, context: Context) -> dict[fx.Node, st
             if node.target.name() not in control_flow.IMPORTERS:
                 reason = f"higher-order operator '{node.target.name()}' has no import"
             else:
+                subgraphs = [getattr(gm, a.target) for a in node.all_input_nodes if a.op == "get_attr"]
                 inner = [
                     n
-                    for n in control_flow.nodes_with_subgraphs(gm)
-                    if n.op == "call_function" and n.graph is not gm.graph and _why_uncompilable(n.target, context)
+                    for subgraph in subgraphs
+                    for n in control_flow.nodes_with_subgraphs(subgraph)
+                    if n.op == "call_function" and _why_uncompilable(n.target, context)
                 ]
                 if inner:
                     reason = f"its subgraph calls {op_display_name(inner[0])}, which cannot be compiled"
