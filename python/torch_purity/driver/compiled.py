@@ -30,7 +30,7 @@ from torch.export.graph_signature import InputKind
 from ..errors import PurityError
 from ..guards import SymbolGuard, SymbolicShapes
 from ..importer import import_graph, new_context, renamed_inputs, trace_to_aten
-from ..importer.control_flow import nodes_with_subgraphs
+from ..importer.control_flow import operator_subgraph_nodes
 from ..importer.fx_import import drop_unused_inputs, uncompilable_nodes
 from ..importer.locations import op_display_name
 from ..importer.symbolic import SymbolicInputs
@@ -381,8 +381,7 @@ def failing_nodes(graph, error: PurityError) -> dict:
         return failing
     for node in top:
         if isinstance(node.target, torch._ops.HigherOrderOperator):
-            subgraphs = [getattr(graph, a.target) for a in node.all_input_nodes if a.op == "get_attr"]
-            if any(op_display_name(n) == op for g in subgraphs for n in nodes_with_subgraphs(g)):
+            if any(op_display_name(n) == op for n in operator_subgraph_nodes(node)):
                 failing[node] = f"its subgraph calls {op}; {reason}"
     return failing
 

@@ -52,6 +52,15 @@ def nodes_with_subgraphs(gm: fx.GraphModule) -> Iterator[fx.Node]:
                 yield from nodes_with_subgraphs(attribute)
 
 
+def operator_subgraph_nodes(node: fx.Node) -> Iterator[fx.Node]:
+    """The nodes of the subgraphs a control-flow operator node runs (its
+    `get_attr` operands), recursively."""
+    root = node.graph.owning_module
+    for operand in node.all_input_nodes:
+        if operand.op == "get_attr":
+            yield from nodes_with_subgraphs(getattr(root, operand.target))
+
+
 def as_value(value: Value, loc: Location) -> Value:
     """A value snapshot of a non-value tensor (a value tensor as it is)."""
     if not is_non_value(value):

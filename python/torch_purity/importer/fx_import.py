@@ -435,11 +435,9 @@ def uncompilable_nodes(gm: fx.GraphModule, context: Context) -> dict[fx.Node, st
             if node.target.name() not in control_flow.IMPORTERS:
                 reason = f"higher-order operator '{node.target.name()}' has no import"
             else:
-                subgraphs = [getattr(gm, a.target) for a in node.all_input_nodes if a.op == "get_attr"]
                 inner = [
                     n
-                    for subgraph in subgraphs
-                    for n in control_flow.nodes_with_subgraphs(subgraph)
+                    for n in control_flow.operator_subgraph_nodes(node)
                     if n.op == "call_function" and _why_uncompilable(n.target, context)
                 ]
                 if inner:
