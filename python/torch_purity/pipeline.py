@@ -88,7 +88,16 @@ STAGES: tuple[Stage, ...] = (
         ("purity-expose-input-writes", "purity-partition-joint", "purity-tie-written-inputs"),
     ),
     Stage("torch-backend", ("torch-function-to-torch-backend-pipeline",)),
-    Stage("linalg", (*_TORCH_TO_LINALG[:6], "purity-runtime-loop-entry", *_TORCH_TO_LINALG[6:])),
+    Stage(
+        "linalg",
+        (
+            *_TORCH_TO_LINALG[:6],
+            "purity-runtime-loop-entry",
+            *_TORCH_TO_LINALG[6:14],
+            "purity-refuse-unlowered-ops",
+            *_TORCH_TO_LINALG[14:],
+        ),
+    ),
     Stage(
         "iree-abi",
         (

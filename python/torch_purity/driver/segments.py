@@ -99,12 +99,14 @@ def _is_pure_view(node: fx.Node) -> bool:
     return parent is not None and parent[0] == "view"
 
 
-def _bases_needed(value: object, found: set[fx.Node]) -> None:
+def _bases_needed(value: object, found: set[fx.Node], run_in_eager: set[fx.Node]) -> None:
     """The nodes from which `value` is rebuilt where it is used: its storage
-    base, and what the views on the way take (a `narrow`'s start tensor)."""
+    base, and what the views on the way take (a `narrow`'s start tensor).
+    A view that runs in eager (`run_in_eager`) is not replayed: it is its
+    own value (a compiled step takes it as an input aliasing its base)."""
 
     def visit(node: fx.Node) -> fx.Node:
-        parent = _alias_parent(node)
+        parent = _alias_parent(node) if node not in run_in_eager else None
         if parent is None or node.op != "call_function":
             found.add(node)
         elif parent[0] == "same":
@@ -160,8 +162,12 @@ class SegmentedProgram:
     # Each node's alias parent (`_alias_parent`), read once: a call replays views from it.
     parents: dict[fx.Node, tuple[str, fx.Node] | None] = field(default_factory=dict)
 
+    run_in_eager: set[fx.Node] = field(default_factory=set)
+
     def __post_init__(self) -> None:
-        self.parents = {node: _alias_parent(node) for node in self.graph.graph.nodes}
+        self.parents = {
+            node: _alias_parent(node) if node not in self.run_in_eager else None for node in self.graph.graph.nodes
+        }
 
     @property
     def compiled_steps(self) -> list[_CompiledStep]:
@@ -249,10 +255,11 @@ def _groups(gm: fx.GraphModule, eager: dict[fx.Node, str]) -> list[list[fx.Node]
 
 
 def _step_graph(
-    gm: fx.GraphModule, nodes: list[fx.Node], needed_later: set[fx.Node]
+    gm: fx.GraphModule, nodes: list[fx.Node], needed_later: set[fx.Node], run_in_eager: set[fx.Node]
 ) -> tuple[fx.GraphModule, list[fx.Node], list[fx.Node]]:
     """The GraphModule of one compiled step: its placeholders are the bases
-    it reads from outside, views of them replayed in it."""
+    it reads from outside (and views made in eager), other views of them
+    replayed in it."""
     graph = fx.Graph()
     local: dict[fx.Node, fx.Node] = {}
     inputs: list[fx.Node] = []
@@ -265,7 +272,7 @@ def _step_graph(
         if node.op == "get_attr":
             copied = graph.node_copy(node)
         else:
-            parent = _alias_parent(node) if node not in own else None
+            parent = _alias_parent(node) if node not in own and node not in run_in_eager else None
             if parent is not None and parent[0] == "same":
                 copied = place(parent[1])
             elif parent is not None:
@@ -323,6 +330,7 @@ def segment(
     placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
     output = next(n for n in gm.graph.nodes if n.op == "output")
     groups = _groups(gm, eager)
+    run_in_eager = {group for group in groups if not isinstance(group, list)}
     # What each group, and the program's output, rebuilds from outside itself.
     needs: list[set[fx.Node]] = []
     for group in groups:
@@ -332,10 +340,10 @@ def segment(
         for node in members:
             for argument in node.all_input_nodes:
                 if argument not in own:
-                    _bases_needed(argument, found)
+                    _bases_needed(argument, found, run_in_eager)
         needs.append(found)
     final: set[fx.Node] = set()
-    _bases_needed(output.args[0], final)
+    _bases_needed(output.args[0], final, run_in_eager)
 
     steps: list[_CompiledStep | _EagerStep] = []
     real = dict(zip(placeholders, example_inputs, strict=True))
@@ -352,7 +360,7 @@ def segment(
         if all(_is_pure_view(n) for n in group):
             continue  # replayed where used
         needed_later = set(final).union(*needs[index + 1 :])
-        module, inputs, outputs = _step_graph(gm, group, needed_later)
+        module, inputs, outputs = _step_graph(gm, group, needed_later, run_in_eager)
         program = compile_step(StepGraph(module))
         program.entry_for(*[_example(n, examples) for n in inputs])
         strides = [n.meta["val"].stride() if isinstance(n.meta.get("val"), torch.Tensor) else None for n in outputs]
@@ -360,7 +368,7 @@ def segment(
         for node in outputs:
             examples[node] = _example(node, {})
     results = list(output.args[0]) if isinstance(output.args[0], (list, tuple)) else [output.args[0]]
-    program = SegmentedProgram(gm, steps, eager_ops, placeholders, results)
+    program = SegmentedProgram(gm, steps, eager_ops, placeholders, results, run_in_eager=run_in_eager)
     _live_programs.add(program)
     return program
 
