@@ -2,6 +2,8 @@
 has NaN (torch-mlir's lowerings of `==`, maximum/minimum and clamp lose NaN;
 the importer's workarounds keep it)."""
 
+import warnings
+
 import pytest
 import torch
 import torch.nn.functional as F
@@ -59,3 +61,27 @@ def test_an_in_place_clamp_of_an_input_stays_in_place():
     entry, _ = compiled.entry_for(param, grad)
     assert entry.convention.tied_inputs == {0}
     assert torch.allclose(param, expected)
+
+
+# Variances over N <= correction elements: eager divides by max(0, N - correction), so NaN or inf.
+VARIANCES = {
+    "variance_of_nothing": (lambda x: torch.var_mean(x, 0, unbiased=True), (0, 5)),
+    "variance_of_one": (lambda x: torch.var(x), (1,)),
+    "std_of_one_per_row": (lambda x: torch.std(x, dim=1), (3, 1)),
+    "variance_correction_two": (lambda x: torch.var(x, dim=0, correction=2), (2, 3)),
+    "std_mean_of_a_scalar": (lambda x: torch.std_mean(x, dim=0, unbiased=True), ()),
+    "variance_of_a_scalar_uncorrected": (lambda x: torch.var(x, dim=0, unbiased=False), ()),
+    "variance_of_many": (lambda x: torch.var_mean(x, dim=0), (4, 3)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(VARIANCES))
+def test_variance_of_too_few_elements_matches_eager(name):
+    program, shape = VARIANCES[name]
+    x = torch.randn(shape)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # eager warns that the degrees of freedom are <= 0
+        want = program(x)
+        got = torch_purity.compile(program)(x)
+    for g, w in zip(got if isinstance(got, tuple) else (got,), want if isinstance(want, tuple) else (want,)):
+        assert g.shape == w.shape and torch.allclose(g, w, equal_nan=True), (g, w)

@@ -23,6 +23,7 @@ Added here, because FxImporter assumes a functional graph:
 from __future__ import annotations
 
 import contextlib
+import math
 import operator
 import re
 from collections.abc import Callable, Iterator, Sequence
@@ -318,6 +319,51 @@ def _in_place(functional: Callable) -> Callable:
     return lambda x, *args, **kwargs: x.copy_(functional(x, *args, **kwargs))
 
 
+def _clamped_variance_divisor(op: torch._ops.OpOverload) -> Callable:
+    """TORCH-MLIR-WORKAROUND(variance-divisor), torch-mlir 20261001: its
+    lowering of var/std (var_mean, std_mean, and prims.var, which PyTorch's
+    decompositions produce) divides by `N - correction` where PyTorch divides
+    by `max(0, N - correction)`: for N <= correction (one element, or none,
+    with the default correction of 1) eager gives NaN (0/0) or inf,
+    torch-mlir -0.0 or a negative value; and on a 0-d input with a `dim` its
+    torch-backend stage crashes (SIGSEGV). Where N is a known size that
+    small, or the input is 0-d, this traces the sum of squares divided by
+    `max(0, N - correction)`; otherwise the op is left to torch-mlir. Can go
+    when test_nan_values.py's `variance_*` programs compile and match eager
+    without it."""
+    names = [argument.name for argument in op._schema.arguments]
+    name = op._schema.name.removeprefix("aten::")
+
+    def decompose(*args, **kwargs):
+        bound = dict(zip(names, args)) | kwargs
+        x, dims, keepdim = bound["self"], bound.get("dim"), bound.get("keepdim", False)
+        if "correction" in names:
+            correction = 1 if bound.get("correction") is None else bound["correction"]
+        else:
+            correction = 1 if bound.get("unbiased", True) else 0
+        dims = list(range(x.dim())) if dims is None or (isinstance(dims, list | tuple) and not dims) else dims
+        dims = [dims] if isinstance(dims, int) else list(dims)
+        sizes = [x.shape[d] for d in dims] if x.dim() else [1]
+        if not all(type(size) is int for size in sizes) or (x.dim() and math.prod(sizes) > correction):
+            return NotImplemented
+        mean = x.mean(dims, keepdim=True) if dims else x
+        centered = x - mean
+        variance = (centered * centered).sum(dims, keepdim=keepdim) / max(0, math.prod(sizes) - correction)
+        spread = variance.sqrt() if name.startswith("std") else variance
+        if name.endswith("_mean"):
+            return spread, mean if keepdim or not dims else mean.squeeze(dims)
+        return spread
+
+    return decompose
+
+
+_VARIANCES = frozenset(
+    getattr(getattr(torch.ops.aten, name), overload)
+    for name in ("var", "std", "var_mean", "std_mean")
+    for overload in ("default", "dim", "correction")
+)
+
+
 _aten = torch.ops.aten
 _NAN_PROPAGATING: dict[torch._ops.OpOverload, Callable] = {
     _aten.maximum.default: _nan_maximum,
@@ -339,9 +385,10 @@ _NAN_PROPAGATING |= {
 }
 # Registered ops decomposed anyway: torch-mlir's lowering of each loses NaN.
 _NAN_KEEPING = _NAN_PROPAGATING | {_aten.eq.Tensor: _equal_without_self_fold}
-_FORCED_DECOMPOSITIONS = _FORCED_DECOMPOSITIONS | frozenset(_NAN_KEEPING)
+_FORCED_DECOMPOSITIONS = _FORCED_DECOMPOSITIONS | frozenset(_NAN_KEEPING) | _VARIANCES
 _PURITY_OVERLOAD_DECOMPOSITIONS = (
     _NAN_KEEPING
+    | {op: _clamped_variance_divisor(op) for op in _VARIANCES}
     | {_aten.normal_.default: _normal_in_place, _aten.normal.float_float: _normal_of_size}
     | {getattr(_aten.normal, o): _normal_from_tensors for o in ("Tensor_Tensor", "Tensor_float", "float_Tensor")}
     | {
