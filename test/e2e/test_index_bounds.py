@@ -277,3 +277,61 @@ def test_purity_run_lists_the_index_checks(tmp_path):
     assert result.returncode == 0, result.stdout + result.stderr
     assert "index checks in the compiled program: 1" in result.stdout
     assert f"aten.embedding.default at {source}:4: 2 indices clamped into range and checked" in result.stdout
+
+
+# Boolean mask assignments: a mask with no True element once made the compiled
+# call write out of bounds (torch-mlir's nonzero positions broadcast to one).
+def _mask(bits: str) -> torch.Tensor:
+    return torch.tensor([bit == "1" for bit in bits])
+
+
+def mask_put(x, mask, values):
+    return torch.index_put(x, (mask,), values)
+
+
+def mask_accumulate(x, mask, values):
+    return torch.index_put(x, (mask,), values, accumulate=True)
+
+
+def mask_columns_in_place(x, mask, values):
+    x[:, mask] = values
+    return x * 1
+
+
+MASK_CASES = {
+    "row_broadcast": (mask_put, lambda ones: torch.randn(5)),
+    "row_per_selected": (mask_put, lambda ones: torch.randn(ones, 5)),
+    "accumulate_broadcast": (mask_accumulate, lambda ones: torch.randn(5)),
+    "accumulate_per_selected": (mask_accumulate, lambda ones: torch.randn(ones, 5)),
+    "columns_scalar": (mask_columns_in_place, lambda ones: torch.randn(())),
+    "columns_per_selected": (mask_columns_in_place, lambda ones: torch.randn(5, ones)),
+}
+
+
+@pytest.mark.parametrize("bits", ["00000", "01001", "11111"])
+@pytest.mark.parametrize("name", sorted(MASK_CASES))
+def test_mask_assignment_matches_eager(name, bits):
+    program, values = MASK_CASES[name]
+    inputs = [torch.randn(5, 5), _mask(bits), values(bits.count("1"))]
+    report = compare(program, torch_purity.compile(program), inputs, atol=0, rtol=0)
+    assert report.ok, report.problems
+
+
+def test_mask_with_more_selected_than_values_raises_as_eager():
+    inputs = [torch.randn(5, 5), _mask("11100"), torch.randn(2, 5)]
+    with pytest.raises(RuntimeError):
+        mask_put(*clone_preserving_aliasing(inputs))
+    given = clone_preserving_aliasing(inputs)
+    with pytest.raises(PurityIndexError):
+        torch_purity.compile(mask_put)(*given)
+    assert all(torch.equal(a, b) for a, b in zip(given, inputs))
+
+
+def test_computed_mask_clamps_like_eager():
+    def clamp_low(z):
+        z = z.clone()
+        z[z < -1.0] = -1.0
+        return z
+
+    report = compare(clamp_low, torch_purity.compile(clamp_low), [torch.randn(64) * 2])
+    assert report.ok, report.problems

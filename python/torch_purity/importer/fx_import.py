@@ -357,6 +357,67 @@ def _clamped_variance_divisor(op: torch._ops.OpOverload) -> Callable:
     return decompose
 
 
+def _masked_index_put(x, indices, values, accumulate=False):
+    """TORCH-MLIR-WORKAROUND(mask-index-put), torch-mlir 20261001: it lowers
+    `index_put` with a boolean mask (`x[mask] = v`) through `nonzero` and
+    broadcasts the positions found to at least one, so a mask with no True
+    element scatters to a position read past the end of an empty tensor: the
+    compiled call wrote out of bounds (measured: SIGSEGV). A mask after
+    leading `None`s (`x[mask]`, `x[:, mask]`) is rewritten as a select:
+    the j-th selected element takes row j of the values (found by a running
+    count of the mask, through an `index_select` that purity-check-indices
+    checks), with `where` choosing it over x (or adding it, `accumulate`).
+    Can go when test_index_bounds.py's `mask_*` programs pass without it."""
+    masks = [i for i in indices if i is not None]
+    if not any(i.dtype in (torch.bool, torch.uint8) for i in masks):
+        return NotImplemented
+    lead = len(indices) - 1
+    mask = indices[-1]
+    if len(masks) != 1 or mask is not masks[0] or lead + mask.dim() > x.dim():
+        raise PurityError(
+            "trace",
+            "a boolean mask index is compiled only after leading full slices (`x[mask]`, `x[:, mask]`), "
+            "not combined with other index tensors",
+            op="aten.index_put",
+        )
+    mask_dims = list(range(lead, lead + mask.dim()))
+    rest_dims = list(range(lead + mask.dim(), x.dim()))
+    order = mask_dims + rest_dims + list(range(lead))  # the masked dims first, the leading ones last
+    moved = x.permute(order)
+    rows = moved.reshape(-1, *moved.shape[mask.dim() :])  # (elements of the mask, the rest)
+    # The values as the indexing result (*lead, k, *rest), k of 1 where they broadcast.
+    shaped = values.to(x.dtype)
+    result_rank = lead + 1 + len(rest_dims)
+    while shaped.dim() > result_rank:
+        shaped = shaped.squeeze(0)
+    shaped = shaped.reshape((1,) * (result_rank - shaped.dim()) + tuple(shaped.shape))
+    shaped = shaped.expand(*x.shape[:lead], shaped.shape[lead], *x.shape[lead + mask.dim() :])
+    shaped = shaped.permute([lead, *range(lead + 1, result_rank), *range(lead)])  # (k, *rest, *lead)
+    selected = mask.reshape(-1).bool()
+    if shaped.shape[0] == 1:
+        chosen = shaped.expand(rows.shape)
+    elif shaped.shape[0] == 0:  # no element may be selected (eager raises where one is)
+        chosen = torch.zeros_like(rows) if accumulate else rows
+    else:
+        position = (selected.long().cumsum(0) - 1).clamp(min=0)
+        chosen = shaped.index_select(0, position)
+    keep = selected.reshape(-1, *([1] * (rows.dim() - 1)))
+    updated = rows + torch.where(keep, chosen, 0) if accumulate else torch.where(keep, chosen, rows)
+    inverse = [order.index(d) for d in range(x.dim())]
+    return updated.reshape(moved.shape).permute(inverse)
+
+
+def _masked_index_put_in_place(x, indices, values, accumulate=False):
+    updated = _masked_index_put(x, indices, values, accumulate)
+    return updated if updated is NotImplemented else x.copy_(updated)
+
+
+_MASKED_INDEX_PUTS = {
+    torch.ops.aten.index_put.default: _masked_index_put,
+    torch.ops.aten.index_put_.default: _masked_index_put_in_place,
+}
+
+
 _VARIANCES = frozenset(
     getattr(getattr(torch.ops.aten, name), overload)
     for name in ("var", "std", "var_mean", "std_mean")
@@ -385,9 +446,10 @@ _NAN_PROPAGATING |= {
 }
 # Registered ops decomposed anyway: torch-mlir's lowering of each loses NaN.
 _NAN_KEEPING = _NAN_PROPAGATING | {_aten.eq.Tensor: _equal_without_self_fold}
-_FORCED_DECOMPOSITIONS = _FORCED_DECOMPOSITIONS | frozenset(_NAN_KEEPING) | _VARIANCES
+_FORCED_DECOMPOSITIONS = _FORCED_DECOMPOSITIONS | frozenset(_NAN_KEEPING) | _VARIANCES | frozenset(_MASKED_INDEX_PUTS)
 _PURITY_OVERLOAD_DECOMPOSITIONS = (
     _NAN_KEEPING
+    | _MASKED_INDEX_PUTS
     | {op: _clamped_variance_divisor(op) for op in _VARIANCES}
     | {_aten.normal_.default: _normal_in_place, _aten.normal.float_float: _normal_of_size}
     | {getattr(_aten.normal, o): _normal_from_tensors for o in ("Tensor_Tensor", "Tensor_float", "float_Tensor")}
