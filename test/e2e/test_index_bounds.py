@@ -335,3 +335,21 @@ def test_computed_mask_clamps_like_eager():
 
     report = compare(clamp_low, torch_purity.compile(clamp_low), [torch.randn(64) * 2])
     assert report.ok, report.problems
+
+
+# scatter ops with a negative dim crashed torch-mlir's lowering.
+NEGATIVE_DIM = {
+    "negative_dim_scatter_add": lambda x, i, s: torch.scatter_add(x, -1, i, s),
+    "negative_dim_scatter_add_in_place": lambda x, i, s: x.scatter_add_(-1, i, s) * 1,
+    "negative_dim_scatter": lambda x, i, s: torch.scatter(x, -1, i, s),
+    "negative_dim_scatter_value": lambda x, i, s: torch.scatter(x, -2, i, 2.0),
+    "negative_dim_scatter_reduce": lambda x, i, s: torch.scatter_reduce(x, -1, i, s, "amax"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(NEGATIVE_DIM))
+def test_scatter_with_a_negative_dim_matches_eager(name):
+    program = NEGATIVE_DIM[name]
+    inputs = [torch.randn(10, 5), torch.randint(0, 5, (5, 5)), torch.randn(5, 5)]
+    report = compare(program, torch_purity.compile(program), inputs)
+    assert report.ok, report.problems

@@ -33,6 +33,7 @@ import torch
 import torch.fx as fx
 from torch._decomp import core_aten_decompositions, decomposition_table
 from torch.fx.experimental.proxy_tensor import make_fx
+from torch.fx.experimental.symbolic_shapes import free_unbacked_symbols
 from torch_mlir.dialects import func as func_dialect
 from torch_mlir.extras import fx_importer as tm_fx
 from torch_mlir.ir import (
@@ -418,6 +419,36 @@ _MASKED_INDEX_PUTS = {
 }
 
 
+def _with_dim_normalized(op: torch._ops.OpOverload) -> Callable:
+    """TORCH-MLIR-WORKAROUND(scatter-negative-dim), torch-mlir 20261001: its
+    lowering of scatter, scatter_add and scatter_reduce with a negative
+    `dim` crashes the compiler (SIGSEGV, or SIGABRT on an out-of-memory
+    error). The op is traced again with the dim counted from the front. Can
+    go when test_index_bounds.py's `negative_dim_*` programs compile
+    without it."""
+
+    def normalize(x, dim, *args, **kwargs):
+        if dim >= 0:
+            return NotImplemented
+        return op(x, dim + max(x.dim(), 1), *args, **kwargs)
+
+    return normalize
+
+
+_NEGATIVE_DIM_CRASHES = {
+    op: _with_dim_normalized(op)
+    for packet, overloads in (
+        (torch.ops.aten.scatter, ("src", "value", "reduce", "value_reduce")),
+        (torch.ops.aten.scatter_, ("src", "value", "reduce", "value_reduce")),
+        (torch.ops.aten.scatter_add, ("default",)),
+        (torch.ops.aten.scatter_add_, ("default",)),
+        (torch.ops.aten.scatter_reduce, ("two",)),
+        (torch.ops.aten.scatter_reduce_, ("two",)),
+    )
+    for op in (getattr(packet, name) for name in overloads)
+}
+
+
 _VARIANCES = frozenset(
     getattr(getattr(torch.ops.aten, name), overload)
     for name in ("var", "std", "var_mean", "std_mean")
@@ -446,10 +477,17 @@ _NAN_PROPAGATING |= {
 }
 # Registered ops decomposed anyway: torch-mlir's lowering of each loses NaN.
 _NAN_KEEPING = _NAN_PROPAGATING | {_aten.eq.Tensor: _equal_without_self_fold}
-_FORCED_DECOMPOSITIONS = _FORCED_DECOMPOSITIONS | frozenset(_NAN_KEEPING) | _VARIANCES | frozenset(_MASKED_INDEX_PUTS)
+_FORCED_DECOMPOSITIONS = (
+    _FORCED_DECOMPOSITIONS
+    | frozenset(_NAN_KEEPING)
+    | _VARIANCES
+    | frozenset(_MASKED_INDEX_PUTS)
+    | frozenset(_NEGATIVE_DIM_CRASHES)
+)
 _PURITY_OVERLOAD_DECOMPOSITIONS = (
     _NAN_KEEPING
     | _MASKED_INDEX_PUTS
+    | _NEGATIVE_DIM_CRASHES
     | {op: _clamped_variance_divisor(op) for op in _VARIANCES}
     | {_aten.normal_.default: _normal_in_place, _aten.normal.float_float: _normal_of_size}
     | {getattr(_aten.normal, o): _normal_from_tensors for o in ("Tensor_Tensor", "Tensor_float", "float_Tensor")}
@@ -540,6 +578,8 @@ def uncompilable_nodes(gm: fx.GraphModule, context: Context) -> dict[fx.Node, st
         if node.op != "call_function":
             continue
         reason = _why_uncompilable(node.target, context)
+        if reason is None and _data_dependent_shapes(node):
+            reason = "the shape of its result or of a tensor it takes depends on data (nonzero, masked_select, ...)"
         if reason is None and isinstance(node.target, torch._ops.HigherOrderOperator):
             if node.target.name() not in control_flow.IMPORTERS:
                 reason = f"higher-order operator '{node.target.name()}' has no import"
@@ -554,6 +594,11 @@ def uncompilable_nodes(gm: fx.GraphModule, context: Context) -> dict[fx.Node, st
         if reason is not None:
             found[node] = reason
     return found
+
+
+def _data_dependent_shapes(node: fx.Node) -> bool:
+    values = [node.meta.get("val"), *(n.meta.get("val") for n in node.all_input_nodes)]
+    return any(free_unbacked_symbols(v) for v in values if isinstance(v, torch.Tensor))
 
 
 def _why_uncompilable(target: object, context: Context) -> str | None:
@@ -624,7 +669,42 @@ def trace_to_aten(
             preserve_meta=isinstance(entry, fx.GraphModule) or _is_graph(user_code),
             symbolic=symbolic,
         )
+    _empty_results_as_new_tensors(gm)
     return gm, inputs
+
+
+def _empty_results_as_new_tensors(gm: fx.GraphModule) -> None:
+    """A functional op whose result has no element (a `repeat` by 0, a
+    `bilinear` of a batch of 0) becomes `aten.empty` of its shape and dtype:
+    nothing is computed, and torch-mlir's and IREE's lowerings of several
+    ops crash on such shapes (measured: SIGFPE lowering `repeat(x, 0)`,
+    SIGSEGV on `nonzero`). In-place, out= and view ops keep their node
+    (what they write or alias matters)."""
+    changed = False
+    for node in list(gm.graph.nodes):
+        value = node.meta.get("val")
+        if node.op != "call_function" or not isinstance(node.target, torch._ops.OpOverload):
+            continue
+        if not isinstance(value, torch.Tensor) or not all(type(size) is int for size in value.shape):
+            continue
+        if value.numel() != 0 or node.target is torch.ops.aten.empty.memory_format:
+            continue
+        schema = node.target._schema
+        if any(a.alias_info is not None for a in (*schema.arguments, *schema.returns)) or len(schema.returns) != 1:
+            continue
+        with gm.graph.inserting_before(node):
+            empty = gm.graph.call_function(
+                torch.ops.aten.empty.memory_format,
+                (list(value.shape),),
+                {"dtype": value.dtype, "device": value.device},
+            )
+        empty.meta = dict(node.meta)
+        node.replace_all_uses_with(empty)
+        gm.graph.erase_node(node)
+        changed = True
+    if changed:
+        gm.graph.eliminate_dead_code()
+        gm.recompile()
 
 
 @dataclass(frozen=True)
@@ -745,6 +825,14 @@ class _MutableGraphNodeImporter(tm_fx.GraphNodeImporter):
                     op=op_display_name(node),
                     source=source_of(node),
                 )
+        if free_unbacked_symbols(node.meta.get("val")):
+            raise PurityError(
+                "import",
+                "the shape of its result depends on the values of its input (nonzero, masked_select, unique, "
+                "repeat_interleave by a tensor...): Purity compiles only shapes known from the input shapes",
+                op=op_display_name(node),
+                source=source_of(node),
+            )
         result_types = self._result_types(node, schema)
         if len(result_types) > 1:
             self._multi_result_nodes.add(node)

@@ -1,0 +1,52 @@
+"""Shapes at the edges: results with no element, and results whose shape
+depends on the data. Found by the OpInfo conformance run (test/conformance):
+torch-mlir's and IREE's lowerings crashed on several (SIGFPE on `repeat` by
+0 and a `bilinear` of an empty batch, SIGSEGV on `nonzero`); Purity now
+makes an empty result without computing it, and runs a data-dependent op in
+eager (or refuses it, located, with fallback="error")."""
+
+import warnings
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+import torch_purity
+from torch_purity.checking import compare
+
+EMPTY_RESULTS = {
+    "repeat_by_zero": (lambda x: x.repeat(0) + 1, [torch.randn(2)]),
+    "bilinear_of_an_empty_batch": (
+        lambda a, b, w: F.bilinear(a, b, w) * 2,
+        [torch.randn(0, 3), torch.randn(0, 4), torch.randn(5, 3, 4)],
+    ),
+    "empty_slice_then_sum": (lambda x: x[:, 2:2].exp().sum() + x, [torch.randn(3, 4)]),
+    "write_next_to_an_empty_result": (lambda x: (x.add_(1), x.repeat(0, 1))[1], [torch.randn(3, 4)]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(EMPTY_RESULTS))
+def test_results_without_elements_match_eager(name):
+    program, inputs = EMPTY_RESULTS[name]
+    report = compare(program, torch_purity.compile(program, fallback="error"), inputs)
+    assert report.ok, report.problems
+
+
+def positions_of_positives(x):
+    found = torch.nonzero(x > 0) * 2  # data-dependent shapes: eager
+    return found, found.float().sum() + x.exp().sum(), x.add_(1)  # a static shape again: compiled
+
+
+def test_data_dependent_shape_runs_in_eager_with_a_warning():
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        report = compare(positions_of_positives, torch_purity.compile(positions_of_positives), [torch.randn(16)])
+    assert report.ok, report.problems
+    warned = [str(w.message) for w in caught if issubclass(w.category, torch_purity.EagerFallbackWarning)]
+    assert len(warned) == 1 and "aten.nonzero" in warned[0], warned
+
+
+def test_data_dependent_shape_is_refused_located_without_fallback():
+    with pytest.raises(torch_purity.PurityError, match="depends on the values of its input") as raised:
+        torch_purity.compile(lambda x: torch.nonzero(x > 0) * 2, fallback="error")(torch.randn(16))
+    assert "test_edge_shapes.py" in str(raised.value)
