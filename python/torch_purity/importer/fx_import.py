@@ -419,18 +419,21 @@ _MASKED_INDEX_PUTS = {
 }
 
 
-def _with_dim_normalized(op: torch._ops.OpOverload) -> Callable:
-    """TORCH-MLIR-WORKAROUND(scatter-negative-dim), torch-mlir 20261001: its
+def _with_dim_normalized(op: torch._ops.OpOverload, position: int = 1) -> Callable:
+    """TORCH-MLIR-WORKAROUND(negative-dim), torch-mlir 20261001: its
     lowering of scatter, scatter_add and scatter_reduce with a negative
     `dim` crashes the compiler (SIGSEGV, or SIGABRT on an out-of-memory
-    error). The op is traced again with the dim counted from the front. Can
-    go when test_index_bounds.py's `negative_dim_*` programs compile
-    without it."""
+    error), and its renorm with a negative `dim` normalizes the wrong slices
+    (a wrong answer). The op (its `dim` the argument at `position`) is
+    traced again with the dim counted from the front. Can go when
+    test_index_bounds.py's `negative_dim_*` programs compile and match
+    eager without it."""
 
-    def normalize(x, dim, *args, **kwargs):
+    def normalize(*args, **kwargs):
+        x, dim = args[0], args[position]
         if dim >= 0:
             return NotImplemented
-        return op(x, dim + max(x.dim(), 1), *args, **kwargs)
+        return op(*args[:position], dim + max(x.dim(), 1), *args[position + 1 :], **kwargs)
 
     return normalize
 
@@ -446,6 +449,10 @@ _NEGATIVE_DIM_CRASHES = {
         (torch.ops.aten.scatter_reduce_, ("two",)),
     )
     for op in (getattr(packet, name) for name in overloads)
+} | {
+    torch.ops.aten.renorm.default: _with_dim_normalized(torch.ops.aten.renorm.default, 2),
+    # (the dialect has no renorm_: the functional op, normalized, then written back)
+    torch.ops.aten.renorm_.default: lambda x, *args: x.copy_(torch.ops.aten.renorm.default(x, *args)),
 }
 
 
@@ -477,8 +484,14 @@ _NAN_PROPAGATING |= {
 }
 # Registered ops decomposed anyway: torch-mlir's lowering of each loses NaN.
 _NAN_KEEPING = _NAN_PROPAGATING | {_aten.eq.Tensor: _equal_without_self_fold}
+# TORCH-MLIR-WORKAROUND(softshrink-sign), torch-mlir 20261001: its softshrink
+# is off by 2 * lambd on every element it shrinks; PyTorch's decomposition
+# is traced instead. Can go when test_programs.py's softshrink matches eager
+# without it.
+_WRONG_LOWERINGS = {torch.ops.aten.softshrink.default: decomposition_table[torch.ops.aten.softshrink.default]}
 _FORCED_DECOMPOSITIONS = (
     _FORCED_DECOMPOSITIONS
+    | frozenset(_WRONG_LOWERINGS)
     | frozenset(_NAN_KEEPING)
     | _VARIANCES
     | frozenset(_MASKED_INDEX_PUTS)
@@ -486,6 +499,7 @@ _FORCED_DECOMPOSITIONS = (
 )
 _PURITY_OVERLOAD_DECOMPOSITIONS = (
     _NAN_KEEPING
+    | _WRONG_LOWERINGS
     | _MASKED_INDEX_PUTS
     | _NEGATIVE_DIM_CRASHES
     | {op: _clamped_variance_divisor(op) for op in _VARIANCES}
@@ -578,6 +592,8 @@ def uncompilable_nodes(gm: fx.GraphModule, context: Context) -> dict[fx.Node, st
         if node.op != "call_function":
             continue
         reason = _why_uncompilable(node.target, context)
+        if reason is None:
+            reason = _refused_use(node)
         if reason is None and _data_dependent_shapes(node):
             reason = "the shape of its result or of a tensor it takes depends on data (nonzero, masked_select, ...)"
         if reason is None and isinstance(node.target, torch._ops.HigherOrderOperator):
@@ -594,6 +610,22 @@ def uncompilable_nodes(gm: fx.GraphModule, context: Context) -> dict[fx.Node, st
         if reason is not None:
             found[node] = reason
     return found
+
+
+def _refused_use(node: fx.Node) -> str | None:
+    """Why this use of an op the dialect has is not compiled, or None.
+    TORCH-MLIR-WORKAROUND(embedding-bag-weights), torch-mlir 20261001: its
+    `_embedding_bag` ignores `per_sample_weights` (every bag summed
+    unweighted: a wrong answer). Can go when test_programs.py's weighted
+    embedding_bag matches eager with this returning None."""
+    if isinstance(node.target, torch._ops.OpOverload) and "embedding_bag" in node.target._schema.name:
+        names = [argument.name for argument in node.target._schema.arguments]
+        if "per_sample_weights" in names:
+            position = names.index("per_sample_weights")
+            weights = node.args[position] if len(node.args) > position else node.kwargs.get("per_sample_weights")
+            if weights is not None:
+                return "torch-mlir's lowering of embedding_bag ignores per_sample_weights"
+    return None
 
 
 def _data_dependent_shapes(node: fx.Node) -> bool:
@@ -825,6 +857,9 @@ class _MutableGraphNodeImporter(tm_fx.GraphNodeImporter):
                     op=op_display_name(node),
                     source=source_of(node),
                 )
+        refused = _refused_use(node)
+        if refused is not None:
+            raise PurityError("import", refused, op=op_display_name(node), source=source_of(node))
         if free_unbacked_symbols(node.meta.get("val")):
             raise PurityError(
                 "import",

@@ -1,0 +1,42 @@
+"""Wrong answers the OpInfo conformance run (test/conformance) found in
+torch-mlir's lowerings, each now matching eager: softshrink off by
+2 * lambd, renorm over a negative dim normalizing the wrong slices,
+embedding_bag ignoring per_sample_weights (now run in eager)."""
+
+import warnings
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+import torch_purity
+from torch_purity.checking import compare
+
+PROGRAMS = {
+    "softshrink": (lambda x: F.softshrink(x, 0.5) * 1, [torch.randn(5, 5) * 3], False),
+    "softshrink_default": (lambda x: F.softshrink(x), [torch.randn(20) * 3], False),
+    "renorm_negative_dim": (lambda x: torch.renorm(x, 2, -1, 0.5), [torch.randn(5, 5, 5)], False),
+    "renorm_negative_dim_in_place": (lambda x: x.renorm_(2, -2, 0.5).sum(), [torch.randn(4, 5, 3)], False),
+    "weighted_embedding_bag": (
+        lambda w, i, o, p: F.embedding_bag(i, w, o, mode="sum", per_sample_weights=p),
+        [torch.randn(10, 5), torch.tensor([1, 2, 4, 5, 4]), torch.tensor([0, 2]), torch.randn(5)],
+        True,
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(PROGRAMS))
+def test_matches_eager(name):
+    program, inputs, runs_in_eager = PROGRAMS[name]
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        report = compare(program, torch_purity.compile(program), inputs)
+    assert report.ok, report.problems
+    fell_back = [w for w in caught if issubclass(w.category, torch_purity.EagerFallbackWarning)]
+    assert bool(fell_back) == runs_in_eager, [str(w.message) for w in fell_back]
+
+
+def test_weighted_embedding_bag_is_refused_without_fallback():
+    program, inputs, _ = PROGRAMS["weighted_embedding_bag"]
+    with pytest.raises(torch_purity.PurityError, match="ignores per_sample_weights"):
+        torch_purity.compile(program, fallback="error")(*inputs)
