@@ -40,3 +40,21 @@ def test_weighted_embedding_bag_is_refused_without_fallback():
     program, inputs, _ = PROGRAMS["weighted_embedding_bag"]
     with pytest.raises(torch_purity.PurityError, match="ignores per_sample_weights"):
         torch_purity.compile(program, fallback="error")(*inputs)
+
+
+OUT_VARIANTS = {
+    "renorm_out": (lambda x, o: torch.renorm(x, 2, -1, 0.5, out=o), [torch.randn(5, 5, 5), torch.empty(5, 5, 5)]),
+    "softshrink_out": (lambda x, o: torch._C._nn.softshrink(x, 0.5, out=o), [torch.randn(5, 5) * 3, torch.empty(5, 5)]),
+    "scatter_add_negative_dim_out": (
+        lambda x, i, s, o: torch.scatter_add(x, -1, i, s, out=o),
+        [torch.randn(10, 5), torch.randint(0, 5, (5, 5)), torch.randn(5, 5), torch.empty(10, 5)],
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(OUT_VARIANTS))
+def test_out_variant_gets_the_same_workaround(name):
+    """An out= op is imported as its functional op: the workarounds for that op apply to it as well."""
+    program, inputs = OUT_VARIANTS[name]
+    report = compare(program, torch_purity.compile(program, fallback="error"), inputs)
+    assert report.ok, report.problems

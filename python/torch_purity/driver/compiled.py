@@ -714,14 +714,23 @@ class CompiledProgram:
             dynamic_dims=dynamic_dims,
             fallback=self.fallback,
         )
-        if not dynamic_dims and not any(type(leaf) is int for leaf in leaves):
-            return build()
         try:
-            return build(runtime_ints=True)
-        except PurityError as error:
-            entry = build(runtime_ints=False)
-            entry.ints_specialized_because = str(error)
-            return entry
+            if not dynamic_dims and not any(type(leaf) is int for leaf in leaves):
+                return build()
+            try:
+                return build(runtime_ints=True)
+            except PurityError as error:
+                entry = build(runtime_ints=False)
+                entry.ints_specialized_because = str(error)
+                return entry
+        except _NeedsStaticInts as error:
+            # With every int already specialized, what is left symbolic came from tensor data.
+            raise PurityError(
+                "trace",
+                f"{error.message}: a number computed from tensor data (`.item()`, `int(t)`, a tensor used as a "
+                "size or position) is not compiled; compute it before calling the compiled function and pass it "
+                "as an int argument",
+            ) from None
 
     def _lookup(self, key: tuple, leaves: list[object]) -> tuple[tuple, CompiledEntry | None]:
         """The entry serving this call and the key it is cached under: one

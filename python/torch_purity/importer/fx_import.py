@@ -221,7 +221,7 @@ def is_out_variant(target: torch._ops.OpOverload) -> bool:
 def _needs_decomposition(target: object, context: Context) -> bool:
     if not isinstance(target, torch._ops.OpOverload) or target in tm_fx.NODE_CANONICALIZE:
         return False
-    if target in _FORCED_DECOMPOSITIONS:
+    if target in _FORCED_DECOMPOSITIONS or _worked_around_functional(target) is not None:
         return True
     if is_metadata_mutation(target):
         return False
@@ -559,9 +559,35 @@ def _per_tensor(op: torch._ops.OpOverload) -> Callable | None:
     return decomposition
 
 
+def _worked_around_functional(op: torch._ops.OpOverload) -> torch._ops.OpOverload | None:
+    """The functional form of an out= op when Purity decomposes that form
+    (a workaround above): the out= op is then traced as it, so the
+    workaround applies to `torch.renorm(x, 2, -1, 1, out=y)` too."""
+    if not is_out_variant(op):
+        return None
+    functional = out_variant_functional(op)
+    return functional if functional in _PURITY_OVERLOAD_DECOMPOSITIONS else None
+
+
+def _through_functional(op: torch._ops.OpOverload, functional: torch._ops.OpOverload) -> Callable:
+    out_name = next(a.name for a in op._schema.arguments if a.kwarg_only and a.alias_info and a.alias_info.is_write)
+
+    def decompose(*args, **kwargs):
+        out = kwargs.pop(out_name)
+        result = functional(*args, **kwargs)
+        if out.shape != result.shape:
+            return NotImplemented  # an out= that resizes: left to the out= import
+        return out.copy_(result)
+
+    return decompose
+
+
 def _decomposition_of(op: torch._ops.OpOverload):
     """Ours, then PyTorch's core-ATen decomposition (it targets ATen ops the
     dialect mostly has), then the full table (which may produce prims)."""
+    functional = _worked_around_functional(op)
+    if functional is not None:
+        return _through_functional(op, functional)
     found = (
         _PURITY_OVERLOAD_DECOMPOSITIONS.get(op)
         or _PURITY_DECOMPOSITIONS.get(op._schema.name)
@@ -613,11 +639,15 @@ def uncompilable_nodes(gm: fx.GraphModule, context: Context) -> dict[fx.Node, st
 
 
 def _refused_use(node: fx.Node) -> str | None:
-    """Why this use of an op the dialect has is not compiled, or None.
-    TORCH-MLIR-WORKAROUND(embedding-bag-weights), torch-mlir 20261001: its
+    """Why this use of an op is not compiled, or None: ops on complex
+    tensors, and TORCH-MLIR-WORKAROUND(embedding-bag-weights), torch-mlir 20261001: its
     `_embedding_bag` ignores `per_sample_weights` (every bag summed
     unweighted: a wrong answer). Can go when test_programs.py's weighted
     embedding_bag matches eager with this returning None."""
+    values = [node.meta.get("val"), *(n.meta.get("val") for n in node.all_input_nodes)]
+    if any(isinstance(v, torch.Tensor) and v.dtype.is_complex for v in values):
+        # torch-mlir's backend crashed (SIGABRT) on complex ops, and IREE's ABI here takes no complex buffers.
+        return "complex tensors are not compiled"
     if isinstance(node.target, torch._ops.OpOverload) and "embedding_bag" in node.target._schema.name:
         names = [argument.name for argument in node.target._schema.arguments]
         if "per_sample_weights" in names:
