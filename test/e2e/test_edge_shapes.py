@@ -57,3 +57,26 @@ def test_a_number_from_tensor_data_is_refused_as_a_purity_error():
     with pytest.raises(torch_purity.PurityError, match="computed from tensor data") as raised:
         torch_purity.compile(lambda x: x.sum().item() * 2)(torch.randn(4))
     assert type(raised.value) is torch_purity.PurityError
+
+
+def _add_product_in_place(x, a, b):
+    x.addmm_(a, b, beta=0.2, alpha=0.6)
+    return x.sum()
+
+
+EMPTY_CONTRACTIONS = {
+    "empty_contraction_mm": (lambda a, b: torch.mm(a, b) + 1, [torch.randn(5, 0), torch.randn(0, 10)]),
+    "empty_contraction_bmm": (lambda a, b: torch.bmm(a, b) * 2, [torch.randn(2, 3, 0), torch.randn(2, 0, 4)]),
+    "empty_contraction_addmm_in_place": (
+        _add_product_in_place,
+        [torch.randn(5, 10), torch.randn(5, 0), torch.randn(0, 10)],
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(EMPTY_CONTRACTIONS))
+def test_products_over_an_empty_dimension_match_eager(name):
+    """iree-compile died (SIGFPE) on these; they are zeros (plus beta * input)."""
+    program, inputs = EMPTY_CONTRACTIONS[name]
+    report = compare(program, torch_purity.compile(program, fallback="error"), inputs)
+    assert report.ok, report.problems

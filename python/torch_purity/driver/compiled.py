@@ -27,7 +27,7 @@ import torch
 import torch.utils._pytree as pytree
 from torch.export.graph_signature import InputKind
 
-from ..errors import PurityError
+from ..errors import PurityCompilerCrash, PurityError
 from ..guards import SymbolGuard, SymbolicShapes
 from ..importer import import_graph, new_context, renamed_inputs, trace_to_aten
 from ..importer.control_flow import operator_subgraph_nodes
@@ -298,11 +298,15 @@ def build_entry(
             vmfb = compile_linalg(lowered.iree_input, target)
         except IreeCompileError as error:
             path = write_failing_ir(lowered.iree_input, "iree-compile", dump_dir)
-            raise PurityError(
-                "compile",
-                f"IREE failed for target '{target}': {error}\n"
-                f"  reproduce with: {iree_compile_command(str(path), target)}",
-            ) from None
+            reproduce = f"  reproduce with: {iree_compile_command(str(path), target)}"
+            died = re.search(r"Error code: (-\d+)", str(error))
+            if died:  # iree-compile was killed by a signal: a compiler bug, never "unsupported"
+                raise PurityCompilerCrash(
+                    "compile",
+                    f"iree-compile crashed (signal {lowering_worker.signal_name(int(died.group(1)))}) for target "
+                    f"'{target}'; nothing of the caller's was touched\n{reproduce}",
+                ) from None
+            raise PurityError("compile", f"IREE failed for target '{target}': {error}\n{reproduce}") from None
         seconds["iree-compile"] = time.perf_counter() - start
     except PurityError as error:
         # (With runtime values, the static entry built next gets its chance.)

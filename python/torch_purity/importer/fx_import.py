@@ -456,6 +456,35 @@ _NEGATIVE_DIM_CRASHES = {
 }
 
 
+def _empty_contraction(op: torch._ops.OpOverload) -> Callable:
+    """IREE-WORKAROUND(empty-contraction), IREE 3.13: iree-compile dies
+    (SIGFPE) on a matmul whose contracted dimension has size 0 (`mm` of a
+    (5, 0) and a (0, 10) tensor). Such a product is zeros, so `mm`/`bmm`
+    become zeros and `addmm` `beta * input`, as eager computes them. Can go
+    when test_edge_shapes.py's `empty_contraction_*` programs compile
+    without it."""
+    name = op._schema.name.removeprefix("aten::")
+
+    def decompose(*args, **kwargs):
+        first, second = (args[0], args[1]) if name in ("mm", "bmm") else (args[1], args[2])
+        if type(first.shape[-1]) is not int or first.shape[-1] != 0:
+            return NotImplemented
+        product = first.new_zeros((*first.shape[:-1], second.shape[-1]))
+        if name in ("mm", "bmm"):
+            return product
+        beta = kwargs.get("beta", 1)
+        scaled = product if beta == 0 else product + args[0] * beta
+        return args[0].copy_(scaled) if name == "addmm_" else scaled
+
+    return decompose
+
+
+_EMPTY_CONTRACTIONS = {
+    op: _empty_contraction(op)
+    for op in (torch.ops.aten.mm.default, torch.ops.aten.bmm.default, torch.ops.aten.addmm.default)
+} | {torch.ops.aten.addmm_.default: _empty_contraction(torch.ops.aten.addmm_.default)}
+
+
 _VARIANCES = frozenset(
     getattr(getattr(torch.ops.aten, name), overload)
     for name in ("var", "std", "var_mean", "std_mean")
@@ -496,12 +525,14 @@ _FORCED_DECOMPOSITIONS = (
     | _VARIANCES
     | frozenset(_MASKED_INDEX_PUTS)
     | frozenset(_NEGATIVE_DIM_CRASHES)
+    | frozenset(_EMPTY_CONTRACTIONS)
 )
 _PURITY_OVERLOAD_DECOMPOSITIONS = (
     _NAN_KEEPING
     | _WRONG_LOWERINGS
     | _MASKED_INDEX_PUTS
     | _NEGATIVE_DIM_CRASHES
+    | _EMPTY_CONTRACTIONS
     | {op: _clamped_variance_divisor(op) for op in _VARIANCES}
     | {_aten.normal_.default: _normal_in_place, _aten.normal.float_float: _normal_of_size}
     | {getattr(_aten.normal, o): _normal_from_tensors for o in ("Tensor_Tensor", "Tensor_float", "float_Tensor")}
