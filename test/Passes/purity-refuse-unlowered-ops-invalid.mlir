@@ -12,15 +12,6 @@ func.func @unlowered_aten_op(%a: !torch.vtensor<[4],f32>) -> !torch.vtensor<[4],
 
 // -----
 
-// A literal the conversions left (booleans): reported too.
-func.func @unlowered_literal() -> !torch.vtensor<[1],i1> {
-  // expected-error @+1 {{purity-refuse-unlowered-ops: torch-mlir has no lowering of 'torch.vtensor.literal' to linalg-on-tensors for operands ()}}
-  %0 = torch.vtensor.literal(dense<true> : tensor<1xi1>) : !torch.vtensor<[1],i1>
-  return %0 : !torch.vtensor<[1],i1>
-}
-
-// -----
-
 // Every op left is reported, in nested regions too.
 func.func @two_left(%a: !torch.vtensor<[4],f32>, %c: i1) -> !torch.vtensor<[4],si32> {
   %int3 = torch.constant.int 3

@@ -23,3 +23,14 @@ func.func @operands_only(%a: tensor<4xf32>) -> tensor<4xf32> {
   %list = torch.prim.ListConstruct %int1 : (!torch.int) -> !torch.list<int>
   return %a : tensor<4xf32>
 }
+
+// -----
+
+// A literal is left to the backend type conversion after this pass (it
+// becomes an arith.constant there).
+// CHECK-LABEL: func.func @literal_left(
+// CHECK: torch.vtensor.literal(dense<0.000000e+00> : tensor<2x3xf32>)
+func.func @literal_left() -> !torch.vtensor<[2,3],f32> {
+  %0 = torch.vtensor.literal(dense<0.000000e+00> : tensor<2x3xf32>) : !torch.vtensor<[2,3],f32>
+  return %0 : !torch.vtensor<[2,3],f32>
+}
