@@ -517,7 +517,20 @@ _NAN_KEEPING = _NAN_PROPAGATING | {_aten.eq.Tensor: _equal_without_self_fold}
 # is off by 2 * lambd on every element it shrinks; PyTorch's decomposition
 # is traced instead. Can go when test_programs.py's softshrink matches eager
 # without it.
-_WRONG_LOWERINGS = {torch.ops.aten.softshrink.default: decomposition_table[torch.ops.aten.softshrink.default]}
+# TORCH-MLIR-WORKAROUND(gelu-tanh): its `gelu(approximate="tanh")` is off by
+# up to 5e-5 (eager and PyTorch's decomposition: 4e-7 from the float64
+# result): PyTorch's decomposition is traced for it. Can go when
+# test_opinfo_regressions.py's gelu_tanh matches eager without it.
+def _gelu_tanh(x, approximate="none"):
+    if approximate != "tanh":
+        return NotImplemented
+    return decomposition_table[torch.ops.aten.gelu.default](x, approximate=approximate)
+
+
+_WRONG_LOWERINGS = {
+    torch.ops.aten.softshrink.default: decomposition_table[torch.ops.aten.softshrink.default],
+    torch.ops.aten.gelu.default: _gelu_tanh,
+}
 _FORCED_DECOMPOSITIONS = (
     _FORCED_DECOMPOSITIONS
     | frozenset(_WRONG_LOWERINGS)
