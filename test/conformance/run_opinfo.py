@@ -171,6 +171,18 @@ def summary(rows: list[dict], command: str) -> str:
     return "\n".join(lines) + "\n"
 
 
+README = HERE.parent.parent / "README.md"
+README_START, README_END = "<!-- opinfo-summary -->", "<!-- /opinfo-summary -->"
+
+
+def update_readme(text: str) -> None:
+    """Replaces what README.md holds between its two summary markers."""
+    readme = README.read_text()
+    head, _, rest = readme.partition(README_START)
+    _, _, tail = rest.partition(README_END)
+    README.write_text(f"{head}{README_START}\n{text}{README_END}{tail}")
+
+
 def _read_csv(path: Path) -> list[dict]:
     if not path.exists():
         return []
@@ -201,6 +213,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--csv", type=Path, default=RESULTS / "opinfo.csv")
     parser.add_argument("--summary", type=Path, default=RESULTS / "opinfo_summary.md")
     parser.add_argument("--resume", action="store_true", help="keep the CSV's rows and run only the missing cases")
+    parser.add_argument("--readme", action="store_true", help="also put the summary into README.md's table")
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     options = parser.parse_args(argv)
     if options.worker:
@@ -245,6 +258,8 @@ def main(argv: list[str] | None = None) -> int:
     command = "scripts/conformance " + " ".join(argv if argv is not None else sys.argv[1:])
     options.summary.write_text(summary(rows, command.strip()))
     print(options.summary.read_text())
+    if options.readme:
+        update_readme(options.summary.read_text())
     statuses = Counter(r["status"] for r in rows)
     return 1 if statuses["WRONG"] or statuses["CRASH"] else 0
 
