@@ -515,8 +515,8 @@ _NAN_PROPAGATING |= {
 _NAN_KEEPING = _NAN_PROPAGATING | {_aten.eq.Tensor: _equal_without_self_fold}
 # TORCH-MLIR-WORKAROUND(softshrink-sign), torch-mlir 20261001: its softshrink
 # is off by 2 * lambd on every element it shrinks; PyTorch's decomposition
-# is traced instead. Can go when test_programs.py's softshrink matches eager
-# without it.
+# is traced instead. Can go when test_opinfo_regressions.py's softshrink
+# matches eager without it.
 # TORCH-MLIR-WORKAROUND(gelu-tanh): its `gelu(approximate="tanh")` is off by
 # up to 5e-5 (eager and PyTorch's decomposition: 4e-7 from the float64
 # result): PyTorch's decomposition is traced for it. Can go when
@@ -686,8 +686,8 @@ def _refused_use(node: fx.Node) -> str | None:
     """Why this use of an op is not compiled, or None: ops on complex
     tensors, and TORCH-MLIR-WORKAROUND(embedding-bag-weights), torch-mlir 20261001: its
     `_embedding_bag` ignores `per_sample_weights` (every bag summed
-    unweighted: a wrong answer). Can go when test_programs.py's weighted
-    embedding_bag matches eager with this returning None."""
+    unweighted: a wrong answer). Can go when test_opinfo_regressions.py's
+    weighted_embedding_bag matches eager with this returning None."""
     values = [node.meta.get("val"), *(n.meta.get("val") for n in node.all_input_nodes)]
     if any(isinstance(v, torch.Tensor) and v.dtype.is_complex for v in values):
         # torch-mlir's backend crashed (SIGABRT) on complex ops, and IREE's ABI here takes no complex buffers.
@@ -806,10 +806,9 @@ def _empty_results_as_new_tensors(gm: fx.GraphModule) -> None:
             )
         empty.meta = dict(node.meta)
         node.replace_all_uses_with(empty)
-        gm.graph.erase_node(node)
+        gm.graph.erase_node(node)  # (what it read stays: an op there may still check or raise)
         changed = True
     if changed:
-        gm.graph.eliminate_dead_code()
         gm.recompile()
 
 
