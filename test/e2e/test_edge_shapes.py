@@ -80,3 +80,17 @@ def test_products_over_an_empty_dimension_match_eager(name):
     program, inputs = EMPTY_CONTRACTIONS[name]
     report = compare(program, torch_purity.compile(program, fallback="error"), inputs)
     assert report.ok, report.problems
+
+
+def _reciprocals_in_place(x, empty, scalar):
+    x.reciprocal_()
+    empty.reciprocal_()
+    scalar.reciprocal_()
+    return x, empty, scalar
+
+
+def test_in_place_ops_on_tensors_without_elements_match_eager():
+    """iree-compile died (SIGFPE) on this program (found by the OpInfo run)."""
+    inputs = [torch.rand(20) + 0.5, torch.rand(1, 0, 3), torch.rand(()) + 0.5]
+    report = compare(_reciprocals_in_place, torch_purity.compile(_reciprocals_in_place, fallback="error"), inputs)
+    assert report.ok, report.problems
