@@ -1,6 +1,7 @@
 """Wrong answers the OpInfo conformance run (test/conformance) found in
 torch-mlir's lowerings, each now matching eager: softshrink off by
-2 * lambd, gelu's tanh approximation off by 5e-5, renorm over a negative dim normalizing the wrong slices,
+2 * lambd, gelu's tanh approximation off by 5e-5, float to uint8/int8
+saturating where eager wraps, renorm over a negative dim normalizing the wrong slices,
 embedding_bag ignoring per_sample_weights (now run in eager)."""
 
 import warnings
@@ -17,6 +18,7 @@ PROGRAMS = {
     "softshrink_default": (lambda x: F.softshrink(x), [torch.randn(20) * 3], False),
     "gelu_tanh": (lambda x: F.gelu(x, approximate="tanh"), [torch.linspace(-9, 9, 1000)], False),
     "gelu_exact": (lambda x: F.gelu(x), [torch.linspace(-9, 9, 1000)], False),
+    "byte_wraps": (lambda x: (x.to(torch.uint8), x.to(torch.int8)), [torch.tensor([-5.5, 300.7, -200.0, 3.2])], False),
     "renorm_negative_dim": (lambda x: torch.renorm(x, 2, -1, 0.5), [torch.randn(5, 5, 5)], False),
     "renorm_negative_dim_in_place": (lambda x: x.renorm_(2, -2, 0.5).sum(), [torch.randn(4, 5, 3)], False),
     "weighted_embedding_bag": (
