@@ -9,7 +9,7 @@ config.name = "Purity"
 config.test_format = lit.formats.ShTest(execute_external=False)
 config.suffixes = [".mlir", ".py"]
 config.test_source_root = os.path.dirname(__file__)
-config.excludes = ["lit.cfg.py", "python", "e2e", "Inputs"]
+config.excludes = ["lit.cfg.py", "python", "e2e", "conformance", "Inputs"]
 
 # Tools (purity-opt, purity, filecheck) live next to the interpreter lit runs under.
 tools_dir = os.path.dirname(sys.executable)
