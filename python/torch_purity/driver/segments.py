@@ -102,7 +102,7 @@ def _is_pure_view(node: fx.Node) -> bool:
 def _bases_needed(value: object, found: set[fx.Node], run_in_eager: set[fx.Node]) -> None:
     """The nodes from which `value` is rebuilt where it is used: its storage
     base, and what the views on the way take (a `narrow`'s start tensor).
-    A view that runs in eager (`run_in_eager`) is not replayed: it is its
+    A view that runs in eager (in `run_in_eager`) is not replayed: it is its
     own value (a compiled step takes it as an input aliasing its base)."""
 
     def visit(node: fx.Node) -> fx.Node:
@@ -330,7 +330,8 @@ def segment(
     placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
     output = next(n for n in gm.graph.nodes if n.op == "output")
     groups = _groups(gm, eager)
-    run_in_eager = {group for group in groups if not isinstance(group, list)}
+    # Views made by eager ops cross boundaries as values; an eager in-place op still resolves to what it wrote.
+    run_in_eager = {group for group in groups if not isinstance(group, list) and _is_pure_view(group)}
     # What each group, and the program's output, rebuilds from outside itself.
     needs: list[set[fx.Node]] = []
     for group in groups:

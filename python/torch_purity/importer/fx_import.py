@@ -966,7 +966,8 @@ class _MutableGraphNodeImporter(tm_fx.GraphNodeImporter):
         refused = _refused_use(node)
         if refused is not None:
             raise PurityError("import", refused, op=op_display_name(node), source=source_of(node))
-        if free_unbacked_symbols(node.meta.get("val")):
+        value = node.meta.get("val")
+        if isinstance(value, torch.Tensor) and free_unbacked_symbols(value):  # (a number from data imports)
             raise PurityError(
                 "import",
                 "the shape of its result depends on the values of its input (nonzero, masked_select, unique, "
