@@ -700,8 +700,7 @@ def _refused_use(node: fx.Node) -> str | None:
     `_embedding_bag` ignores `per_sample_weights` (every bag summed
     unweighted: a wrong answer). Can go when test_opinfo_regressions.py's
     weighted_embedding_bag matches eager with this returning None."""
-    values = [node.meta.get("val"), *(n.meta.get("val") for n in node.all_input_nodes)]
-    if any(isinstance(v, torch.Tensor) and v.dtype.is_complex for v in values):
+    if any(v.dtype.is_complex for v in _tensors_seen(node)):
         # torch-mlir's backend crashed (SIGABRT) on complex ops, and IREE's ABI here takes no complex buffers.
         return "complex tensors are not compiled"
     if isinstance(node.target, torch._ops.OpOverload) and "embedding_bag" in node.target._schema.name:
@@ -714,9 +713,14 @@ def _refused_use(node: fx.Node) -> str | None:
     return None
 
 
-def _data_dependent_shapes(node: fx.Node) -> bool:
+def _tensors_seen(node: fx.Node) -> list[torch.Tensor]:
+    """The traced tensors a node makes (a single result) and takes."""
     values = [node.meta.get("val"), *(n.meta.get("val") for n in node.all_input_nodes)]
-    return any(free_unbacked_symbols(v) for v in values if isinstance(v, torch.Tensor))
+    return [v for v in values if isinstance(v, torch.Tensor)]
+
+
+def _data_dependent_shapes(node: fx.Node) -> bool:
+    return any(free_unbacked_symbols(v) for v in _tensors_seen(node))
 
 
 def _why_uncompilable(target: object, context: Context) -> str | None:
