@@ -581,3 +581,23 @@ func.func @loop_body_writes_row(%a: !torch.vtensor<[4],f32>, %go: !torch.bool) -
   } : (!torch.int, !torch.bool, !torch.vtensor<[4],f32>) -> !torch.vtensor<[4],f32>
   return %0 : !torch.vtensor<[4],f32>
 }
+
+// -----
+
+// A view op typed as a value (`_unsafe_view`, whose schema claims no alias)
+// over a view of an argument reads that view's value: it stays, on values.
+// CHECK-LABEL: func.func @value_typed_view_of_a_view(
+// CHECK-SAME: %[[X:.*]]: !torch.vtensor<[6,5],f32>) -> !torch.vtensor<[5,1,5],f32>
+// CHECK: %[[ROWS:.*]] = torch.aten.slice.Tensor %[[X]], {{.*}} : !torch.vtensor<[6,5],f32>, {{.*}} -> !torch.vtensor<[5,5],f32>
+// CHECK: %[[R:.*]] = torch.aten._unsafe_view %[[ROWS]], %{{.*}} : !torch.vtensor<[5,5],f32>, !torch.list<int> -> !torch.vtensor<[5,1,5],f32>
+// CHECK: return %[[R]]
+func.func @value_typed_view_of_a_view(%x: !torch.tensor<[6,5],f32>) -> !torch.vtensor<[5,1,5],f32> {
+  %int0 = torch.constant.int 0
+  %int1 = torch.constant.int 1
+  %int5 = torch.constant.int 5
+  %end = torch.constant.int 9223372036854775807
+  %rows = torch.aten.slice.Tensor %x, %int0, %int1, %end, %int1 : !torch.tensor<[6,5],f32>, !torch.int, !torch.int, !torch.int, !torch.int -> !torch.tensor<[5,5],f32>
+  %shape = torch.prim.ListConstruct %int5, %int1, %int5 : (!torch.int, !torch.int, !torch.int) -> !torch.list<int>
+  %r = torch.aten._unsafe_view %rows, %shape : !torch.tensor<[5,5],f32>, !torch.list<int> -> !torch.vtensor<[5,1,5],f32>
+  return %r : !torch.vtensor<[5,1,5],f32>
+}

@@ -22,6 +22,11 @@ EMPTY_RESULTS = {
     ),
     "empty_slice_then_sum": (lambda x: x[:, 2:2].exp().sum() + x, [torch.randn(3, 4)]),
     "write_next_to_an_empty_result": (lambda x: (x.add_(1), x.repeat(0, 1))[1], [torch.randn(3, 4)]),
+    # iree-compile SIGFPE: an out= write into a tensor with no element, next to other writes
+    "out_into_an_empty_tensor": (
+        lambda x, o, e, f, s, t: (torch.reciprocal(x, out=o), torch.reciprocal(e, out=f), torch.reciprocal(s, out=t)),
+        [torch.randn(20), torch.empty(20), torch.randn(1, 0, 3), torch.empty(1, 0, 3), torch.randn(()), torch.empty(())],
+    ),
 }
 
 

@@ -2,7 +2,8 @@
 torch-mlir's lowerings, each now matching eager: softshrink off by
 2 * lambd, gelu's tanh approximation off by 5e-5, float to uint8/int8
 saturating where eager wraps, renorm over a negative dim normalizing the wrong slices,
-embedding_bag ignoring per_sample_weights (now run in eager)."""
+embedding_bag ignoring per_sample_weights (now run in eager); and a
+crash of ours, kron through a view."""
 
 import warnings
 
@@ -21,6 +22,9 @@ PROGRAMS = {
     "byte_wraps": (lambda x: (x.to(torch.uint8), x.to(torch.int8)), [torch.tensor([-5.5, 300.7, -200.0, 3.2])], False),
     "renorm_negative_dim": (lambda x: torch.renorm(x, 2, -1, 0.5), [torch.randn(5, 5, 5)], False),
     "renorm_negative_dim_in_place": (lambda x: x.renorm_(2, -2, 0.5).sum(), [torch.randn(4, 5, 3)], False),
+    # purity-functionalize erased `_unsafe_view` (a view torch-mlir types as a
+    # value) of a slice while it was still used: a SIGSEGV in the user's process.
+    "kron_of_a_view": (lambda x, y: torch.kron(x[1:], y), [torch.randn(6, 5), torch.randn(10, 20)], False),
     "weighted_embedding_bag": (
         lambda w, i, o, p: F.embedding_bag(i, w, o, mode="sum", per_sample_weights=p),
         [torch.randn(10, 5), torch.tensor([1, 2, 4, 5, 4]), torch.tensor([0, 2]), torch.randn(5)],

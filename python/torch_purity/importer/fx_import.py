@@ -795,29 +795,39 @@ def trace_to_aten(
     return gm, inputs
 
 
-def _writes_only_itself(node: fx.Node) -> bool:
-    """An in-place op (`x.reciprocal_()`): it writes its first argument, of
-    the result's shape, and returns it."""
+def _written_and_returned(node: fx.Node) -> fx.Node | None:
+    """The tensor an in-place (`x.reciprocal_()`) or out= (`reciprocal(x,
+    out=o)`) op writes, when that is all it writes and it returns it, of
+    the result's shape (no resize)."""
     schema = node.target._schema
-    first, returns = schema.arguments[0], schema.returns
-    if first.alias_info is None or not first.alias_info.is_write or len(returns) != 1:
-        return False
-    if returns[0].alias_info is None or set(returns[0].alias_info.before_set) != set(first.alias_info.before_set):
-        return False
-    written = node.args[0].meta.get("val") if node.args and isinstance(node.args[0], fx.Node) else None
-    others_write = any(a.alias_info is not None and a.alias_info.is_write for a in schema.arguments[1:])
-    return isinstance(written, torch.Tensor) and written.shape == node.meta["val"].shape and not others_write
+    returns = schema.returns
+    written = [
+        (index, argument)
+        for index, argument in enumerate(schema.arguments)
+        if argument.alias_info is not None and argument.alias_info.is_write
+    ]
+    if len(written) != 1 or len(returns) != 1 or returns[0].alias_info is None:
+        return None
+    index, argument = written[0]
+    if set(returns[0].alias_info.before_set) != set(argument.alias_info.before_set):
+        return None
+    tensor = node.args[index] if index < len(node.args) else node.kwargs.get(argument.name)
+    value = tensor.meta.get("val") if isinstance(tensor, fx.Node) else None
+    if not isinstance(value, torch.Tensor) or value.shape != node.meta["val"].shape:
+        return None
+    return tensor
 
 
 def _empty_results_as_new_tensors(gm: fx.GraphModule) -> None:
     """A functional op whose result has no element (a `repeat` by 0, a
     `bilinear` of a batch of 0) becomes `aten.empty` of its shape and dtype,
-    and an in-place op on a tensor with no element is dropped (its uses take
-    the tensor): nothing is computed, and torch-mlir's and IREE's lowerings
+    and an in-place or out= op writing a tensor with no element is dropped
+    (its uses take the tensor): nothing is computed, and torch-mlir's and IREE's lowerings
     of several ops crash on such shapes (measured: SIGFPE lowering
     `repeat(x, 0)` and in iree-compile for `reciprocal_` of an empty tensor
-    next to other writes, SIGSEGV on `nonzero`). out= and view ops keep
-    their node (what they write or alias matters)."""
+    next to other writes and for `reciprocal(x, out=o)`, SIGSEGV on
+    `nonzero`). View ops and out= ops that resize keep their node (what
+    they alias or resize matters)."""
     changed = False
     for node in list(gm.graph.nodes):
         value = node.meta.get("val")
@@ -828,8 +838,9 @@ def _empty_results_as_new_tensors(gm: fx.GraphModule) -> None:
         if value.numel() != 0 or node.target is torch.ops.aten.empty.memory_format:
             continue
         schema = node.target._schema
-        if _writes_only_itself(node):
-            node.replace_all_uses_with(node.args[0])  # an in-place op on no element writes nothing
+        written = _written_and_returned(node)
+        if written is not None:
+            node.replace_all_uses_with(written)  # an in-place or out= op on no element writes nothing
             gm.graph.erase_node(node)
             changed = True
             continue

@@ -269,7 +269,11 @@ class _FunctionRewriter:
             return
 
         view = VIEWS.get(name)
-        if view is not None and not view.multi_output and self.types.is_non_value(op.operands[0]):
+        if view is not None and not view.multi_output and not produces_non_value:
+            # A view op the importer typed as a value (`_unsafe_view`, whose
+            # schema claims no alias): it reads its base, like any value op.
+            self.visit_value_op(op, name)
+        elif view is not None and not view.multi_output and self.types.is_non_value(op.operands[0]):
             self.visit_view(op, name)
         elif view is not None and view.multi_output and self.types.is_non_value(op.operands[0]):
             # Its elements become views when the list is unpacked (visit_list_unpack).
@@ -529,6 +533,13 @@ class _FunctionRewriter:
                 snapshot.results[0].replace_all_uses_with(argument)
                 snapshot.erase()
         for op in reversed(self.erase):
+            user = next((use.owner for result in op.results for use in result.uses), None)
+            if user is not None:
+                # Erasing it would leave a dangling use (a crash of the process).
+                raise FunctionalizeError(
+                    op.location,
+                    f"internal error: '{aten_name(op)}' is replaced, but '{aten_name(user)}' still uses its result",
+                )
             op.erase()
         for result in self.fresh_results:
             result.set_type(self.types.value_type(result.type))
