@@ -25,7 +25,14 @@ EMPTY_RESULTS = {
     # iree-compile SIGFPE: an out= write into a tensor with no element, next to other writes
     "out_into_an_empty_tensor": (
         lambda x, o, e, f, s, t: (torch.reciprocal(x, out=o), torch.reciprocal(e, out=f), torch.reciprocal(s, out=t)),
-        [torch.randn(20), torch.empty(20), torch.randn(1, 0, 3), torch.empty(1, 0, 3), torch.randn(()), torch.empty(())],
+        [
+            torch.randn(20),
+            torch.empty(20),
+            torch.randn(1, 0, 3),
+            torch.empty(1, 0, 3),
+            torch.randn(()),
+            torch.empty(()),
+        ],
     ),
 }
 
