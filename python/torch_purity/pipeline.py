@@ -91,6 +91,7 @@ STAGES: tuple[Stage, ...] = (
     Stage(
         "linalg",
         (
+            "purity-materialize-empty-results",
             *_TORCH_TO_LINALG[:6],
             "purity-runtime-loop-entry",
             *_TORCH_TO_LINALG[6:14],

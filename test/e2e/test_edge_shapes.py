@@ -22,6 +22,17 @@ EMPTY_RESULTS = {
     ),
     "empty_slice_then_sum": (lambda x: x[:, 2:2].exp().sum() + x, [torch.randn(3, 4)]),
     "write_next_to_an_empty_result": (lambda x: (x.add_(1), x.repeat(0, 1))[1], [torch.randn(3, 4)]),
+    # SIGFPE in torch-mlir's view lowering (purity-materialize-empty-results)
+    "output_view_of_an_empty_input": (lambda x: x.view(0, 2), [torch.randn(0, 2)]),
+    "multi_dot_over_an_empty_matrix": (
+        lambda a, b, c: torch.linalg.multi_dot([a, b, c]),
+        [torch.randn(0, 2), torch.randn(2, 2), torch.randn(2, 2)],
+    ),
+    # iree-compile SIGFPE on a dot of two empty vectors (IREE-WORKAROUND(empty-contraction))
+    "dot_of_empty_vectors": (
+        lambda a, b, m: (torch.dot(a, b), torch.mv(m, a), torch.linalg.vecdot(m, a)),
+        [torch.randn(0), torch.randn(0), torch.randn(3, 0)],
+    ),
     # iree-compile SIGFPE: an out= write into a tensor with no element, next to other writes
     "out_into_an_empty_tensor": (
         lambda x, o, e, f, s, t: (torch.reciprocal(x, out=o), torch.reciprocal(e, out=f), torch.reciprocal(s, out=t)),

@@ -459,18 +459,21 @@ _NEGATIVE_DIM_CRASHES = {
 def _empty_contraction(op: torch._ops.OpOverload) -> Callable:
     """IREE-WORKAROUND(empty-contraction), IREE 3.13: iree-compile dies
     (SIGFPE) on a matmul whose contracted dimension has size 0 (`mm` of a
-    (5, 0) and a (0, 10) tensor). Such a product is zeros, so `mm`/`bmm`
-    become zeros and `addmm` `beta * input`, as eager computes them. Can go
+    (5, 0) and a (0, 10) tensor, `dot` of two empty vectors). Such a
+    product is zeros, so `mm`/`bmm`/`mv`/`dot`/`vdot` become zeros and
+    `addmm` `beta * input`, as eager computes them. Can go
     when test_edge_shapes.py's `empty_contraction_*` programs compile
     without it."""
     name = op._schema.name.removeprefix("aten::")
+    products = ("mm", "bmm", "mv", "dot", "vdot")
 
     def decompose(*args, **kwargs):
-        first, second = (args[0], args[1]) if name in ("mm", "bmm") else (args[1], args[2])
+        first, second = (args[0], args[1]) if name in products else (args[1], args[2])
         if type(first.shape[-1]) is not int or first.shape[-1] != 0:
             return NotImplemented
-        product = first.new_zeros((*first.shape[:-1], second.shape[-1]))
-        if name in ("mm", "bmm"):
+        kept = () if second.dim() == 1 else second.shape[-1:]
+        product = first.new_zeros((*first.shape[:-1], *kept))
+        if name in products:
             return product
         beta = kwargs.get("beta", 1)
         scaled = product if beta == 0 else product + args[0] * beta
@@ -481,7 +484,14 @@ def _empty_contraction(op: torch._ops.OpOverload) -> Callable:
 
 _EMPTY_CONTRACTIONS = {
     op: _empty_contraction(op)
-    for op in (torch.ops.aten.mm.default, torch.ops.aten.bmm.default, torch.ops.aten.addmm.default)
+    for op in (
+        torch.ops.aten.mm.default,
+        torch.ops.aten.bmm.default,
+        torch.ops.aten.mv.default,
+        torch.ops.aten.dot.default,
+        torch.ops.aten.vdot.default,
+        torch.ops.aten.addmm.default,
+    )
 } | {torch.ops.aten.addmm_.default: _empty_contraction(torch.ops.aten.addmm_.default)}
 
 

@@ -19,6 +19,7 @@ PASS_MODULES: dict[str, tuple[str, str]] = {
     "purity-expose-input-writes": ("expose_input_writes", "ExposeInputWrites"),
     "purity-partition-joint": ("partition_joint", "PartitionJoint"),
     "purity-runtime-loop-entry": ("runtime_loop_entry", "RuntimeLoopEntry"),
+    "purity-materialize-empty-results": ("materialize_empty_results", "MaterializeEmptyResults"),
     "purity-refuse-unlowered-ops": ("refuse_unlowered_ops", "RefuseUnloweredOps"),
     "purity-verify-contract": ("verify_contract", "VerifyContract"),
 }
