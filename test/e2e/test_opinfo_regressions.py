@@ -2,8 +2,9 @@
 torch-mlir's lowerings, each now matching eager: softshrink off by
 2 * lambd, gelu's tanh approximation off by 5e-5, float to uint8/int8
 saturating where eager wraps, renorm over a negative dim normalizing the wrong slices,
-embedding_bag ignoring per_sample_weights (now run in eager); and a
-crash of ours, kron through a view."""
+embedding_bag ignoring per_sample_weights (now run in eager); IREE's
+sin/cos/tan reducing their argument in float32; linalg.matrix_rank's out=
+write lost under tracing (PyTorch); and a crash of ours, kron through a view."""
 
 import warnings
 
@@ -22,6 +23,24 @@ PROGRAMS = {
     "byte_wraps": (lambda x: (x.to(torch.uint8), x.to(torch.int8)), [torch.tensor([-5.5, 300.7, -200.0, 3.2])], False),
     "renorm_negative_dim": (lambda x: torch.renorm(x, 2, -1, 0.5), [torch.randn(5, 5, 5)], False),
     "renorm_negative_dim_in_place": (lambda x: x.renorm_(2, -2, 0.5).sum(), [torch.randn(4, 5, 3)], False),
+    # IREE-WORKAROUND(trig-range-reduction): IREE's float32 sin/cos/tan were
+    # off beyond tolerance on a third of [-1000, 1000], near tan's poles and
+    # (relatively) for small negative arguments.
+    "trigonometry_wide": (
+        lambda x: (torch.sin(x), torch.cos(x), torch.tan(x)),
+        [torch.linspace(-1000, 1000, 20001)],
+        False,
+    ),
+    "trigonometry_near_multiples_of_half_pi": (
+        lambda x: (torch.sin(x), torch.cos(x), torch.tan(x)),
+        [(torch.arange(-400, 400).double() * (torch.pi / 2)).float() + torch.linspace(-1e-3, 1e-3, 800)],
+        False,
+    ),
+    "trigonometry_in_place_and_out": (
+        lambda x, y, o: (x.sin_(), y.tan_(), torch.cos(x, out=o)),
+        [torch.linspace(-300, 300, 999), torch.linspace(-300, 300, 999), torch.empty(999)],
+        False,
+    ),
     # purity-functionalize erased `_unsafe_view` (a view torch-mlir types as a
     # value) of a slice while it was still used: a SIGSEGV in the user's process.
     "kron_of_a_view": (lambda x, y: torch.kron(x[1:], y), [torch.randn(6, 5), torch.randn(10, 20)], False),
@@ -43,6 +62,15 @@ def test_matches_eager(name):
     assert report.ok, report.problems
     fell_back = [w for w in caught if issubclass(w.category, torch_purity.EagerFallbackWarning)]
     assert bool(fell_back) == runs_in_eager, [str(w.message) for w in fell_back]
+
+
+def test_sine_of_small_negative_arguments_is_relatively_accurate():
+    """IREE's sin(-7.85e-9) was off by a factor of 9: within assert_close's
+    absolute tolerance, but not the relative accuracy eager has."""
+    x = -torch.logspace(-9, -1, 500)
+    compiled = torch_purity.compile(lambda x: (torch.sin(x), torch.tan(x)))
+    for got, want in zip(compiled(x), (torch.sin(x), torch.tan(x)), strict=True):
+        torch.testing.assert_close(got, want, atol=0, rtol=1e-6)
 
 
 def test_weighted_embedding_bag_is_refused_without_fallback():

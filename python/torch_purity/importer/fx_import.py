@@ -23,6 +23,7 @@ Added here, because FxImporter assumes a functional graph:
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import math
 import operator
 import re
@@ -582,7 +583,67 @@ def _narrow_int_cast(x, **options):
     return torch.ops.aten._to_copy.default(torch.ops.aten._to_copy.default(x, dtype=torch.int64), **options)
 
 
-_WRONG_LOWERINGS = {
+# IREE-WORKAROUND(trig-range-reduction), IREE 3.13: its float32 `sin`,
+# `cos` and `tan` reduce the argument in float32, and lose relative accuracy
+# for a negative argument near zero: measured against eager on [-1000, 1000],
+# 35% of `sin`/`cos` results differ beyond assert_close's tolerance (by up to
+# 2x relative), `sin(-7.85e-9)` is off by a factor of 9, and `tan` near a pole
+# by 3e-4 relative. The argument is reduced here by multiples of pi/2 in
+# float64 (exact enough, and no libm call: a float64 `sin` does not link in
+# IREE's CPU executables); the float32 remainder r, |r| <= pi/4, goes to
+# `sin`/`cos` of |r| (accurate there), and the quadrant picks the result.
+# Can go when test_opinfo_regressions.py's trigonometry programs match eager
+# without it.
+def _quarter_turn_parts(x):
+    """(sin r, cos r, quadrant) for x = r + quadrant * pi/2 (mod 2 pi)."""
+    wide = x.to(torch.float64)
+    turns = torch.round(wide * (2 / math.pi))
+    reduced = (wide - turns * (math.pi / 2)).to(torch.float32)
+    magnitude = reduced.abs()
+    sine = torch.sin(magnitude)
+    return torch.where(reduced < 0, -sine, sine), torch.cos(magnitude), torch.remainder(turns, 4)
+
+
+def _in_quadrant(quadrant, first, second, third, fourth):
+    later = torch.where(quadrant == 2, third, fourth)
+    return torch.where(quadrant == 0, first, torch.where(quadrant == 1, second, later))
+
+
+_reducing_trigonometry = contextvars.ContextVar("_reducing_trigonometry", default=False)
+
+
+def _reduced_trigonometry(name: str) -> Callable:
+    def decompose(x):
+        # The `sin`/`cos` of the reduced argument are traced as they are.
+        if _reducing_trigonometry.get() or x.dtype not in (torch.float32, torch.float16, torch.bfloat16):
+            return NotImplemented
+        token = _reducing_trigonometry.set(True)
+        try:
+            sine, cosine, quadrant = _quarter_turn_parts(x)
+        finally:
+            _reducing_trigonometry.reset(token)
+        if name == "sin":
+            value = _in_quadrant(quadrant, sine, cosine, -sine, -cosine)
+        elif name == "cos":
+            value = _in_quadrant(quadrant, cosine, -sine, -cosine, sine)
+        else:
+            value = torch.where(torch.remainder(quadrant, 2) == 0, sine / cosine, -cosine / sine)
+        return value.to(x.dtype)
+
+    return decompose
+
+
+_TRIGONOMETRY = {
+    overload: wrapper(_reduced_trigonometry(name))
+    for name in ("sin", "cos", "tan")
+    for overload, wrapper in (
+        (getattr(_aten, name).default, lambda f: f),
+        (getattr(_aten, f"{name}_").default, _in_place),
+    )
+}
+
+
+_WRONG_LOWERINGS = _TRIGONOMETRY | {
     torch.ops.aten.softshrink.default: decomposition_table[torch.ops.aten.softshrink.default],
     torch.ops.aten.gelu.default: _gelu_tanh,
     torch.ops.aten._to_copy.default: _narrow_int_cast,
