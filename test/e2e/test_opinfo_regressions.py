@@ -41,6 +41,18 @@ PROGRAMS = {
         [torch.linspace(-300, 300, 999), torch.linspace(-300, 300, 999), torch.empty(999)],
         False,
     ),
+    # as_strided_scatter addresses its input's storage: on a view, offset 0 is
+    # before the view (Purity took the view as a fresh tensor)
+    "as_strided_scatter_on_a_view": (
+        lambda b, src: torch.as_strided_scatter(b[1:], src, (2, 2), (1, 2), storage_offset=0) * 1,
+        [torch.randn(4, 3), torch.randn(2, 2)],
+        False,
+    ),
+    "as_strided_scatter_on_a_transposed_view": (
+        lambda b, src: torch.as_strided_scatter(b.t()[1:], src, (2, 2), (1, 4), storage_offset=2),
+        [torch.randn(4, 3), torch.randn(2, 2)],
+        False,
+    ),
     # purity-functionalize erased `_unsafe_view` (a view torch-mlir types as a
     # value) of a slice while it was still used: a SIGSEGV in the user's process.
     "kron_of_a_view": (lambda x, y: torch.kron(x[1:], y), [torch.randn(6, 5), torch.randn(10, 20)], False),
@@ -71,6 +83,17 @@ def test_sine_of_small_negative_arguments_is_relatively_accurate():
     compiled = torch_purity.compile(lambda x: (torch.sin(x), torch.tan(x)))
     for got, want in zip(compiled(x), (torch.sin(x), torch.tan(x)), strict=True):
         torch.testing.assert_close(got, want, atol=0, rtol=1e-6)
+
+
+def test_as_strided_scatter_past_its_storage_is_refused_like_eager():
+    def program(b, src):
+        return torch.as_strided_scatter(b[1:], src, (2, 2), (1, 2), storage_offset=10)
+
+    inputs = [torch.randn(4, 3), torch.randn(2, 2)]
+    with pytest.raises(RuntimeError):
+        program(*inputs)
+    with pytest.raises(torch_purity.PurityError, match="reaches past the input's storage"):
+        torch_purity.compile(program)(*inputs)
 
 
 def test_weighted_embedding_bag_is_refused_without_fallback():

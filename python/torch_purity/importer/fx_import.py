@@ -643,7 +643,40 @@ _TRIGONOMETRY = {
 }
 
 
+def _extent(sizes, strides, start: int) -> int:
+    """One past the last storage element a geometry addresses (`start` when it has no element)."""
+    if any(size == 0 for size in sizes):
+        return start
+    return start + sum((size - 1) * stride for size, stride in zip(sizes, strides, strict=True)) + 1
+
+
+def _as_strided_scatter_in_storage(x, src, size, stride, storage_offset=None):
+    """`as_strided_scatter` addresses its input's *storage* (eager clones
+    the whole storage, keeping the input's strides and offset): on a view
+    `b[1:]`, `storage_offset=0` is b's first element, before the view. The
+    value op Purity lowers takes its input as a fresh contiguous tensor, so
+    for any other input the storage the window addresses is rebuilt: a fresh
+    tensor spanning both geometries holds the input at its own place, the
+    scatter runs on it, and the input's geometry is read back."""
+    offset = x.storage_offset() if storage_offset is None else storage_offset
+    if (x.is_contiguous() and x.storage_offset() == 0) or any(
+        n > 1 and s == 0 for n, s in zip(x.shape, x.stride(), strict=True)
+    ):
+        return NotImplemented
+    end = _extent(size, stride, offset)
+    if end > x.untyped_storage().nbytes() // x.element_size():
+        raise RuntimeError(
+            f"as_strided_scatter: a window of sizes {list(size)}, strides {list(stride)} at offset {offset} "
+            f"reaches past the input's storage of {x.untyped_storage().nbytes() // x.element_size()} elements"
+        )
+    whole = x.new_zeros(max(end, _extent(x.shape, x.stride(), x.storage_offset())))
+    whole.as_strided(x.shape, x.stride(), x.storage_offset()).copy_(x)
+    written = torch.ops.aten.as_strided_scatter.default(whole, src, size, stride, offset)
+    return written.as_strided(x.shape, x.stride(), x.storage_offset()).clone()
+
+
 _WRONG_LOWERINGS = _TRIGONOMETRY | {
+    torch.ops.aten.as_strided_scatter.default: _as_strided_scatter_in_storage,
     torch.ops.aten.softshrink.default: decomposition_table[torch.ops.aten.softshrink.default],
     torch.ops.aten.gelu.default: _gelu_tanh,
     torch.ops.aten._to_copy.default: _narrow_int_cast,
