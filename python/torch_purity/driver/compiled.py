@@ -34,7 +34,7 @@ from ..importer.control_flow import operator_subgraph_nodes
 from ..importer.fx_import import drop_unused_inputs, uncompilable_nodes
 from ..importer.locations import op_display_name
 from ..importer.symbolic import SymbolicInputs
-from ..iree.module import IreeCompileError, LoadedModule, compile_linalg, iree_compile_command
+from ..iree.module import IreeCompileError, LoadedModule, compile_linalg, failing_aten_op, iree_compile_command
 from ..iree.runtime import (
     Executable,
     ObjectTemplate,
@@ -306,7 +306,11 @@ def build_entry(
                     f"iree-compile crashed (signal {lowering_worker.signal_name(int(died.group(1)))}) for target "
                     f"'{target}'; nothing of the caller's was touched\n{reproduce}",
                 ) from None
-            raise PurityError("compile", f"IREE failed for target '{target}': {error}\n{reproduce}") from None
+            raise PurityError(
+                "compile",
+                f"IREE failed for target '{target}': {error}\n{reproduce}",
+                op=failing_aten_op(lowered.iree_input, target),
+            ) from None
         seconds["iree-compile"] = time.perf_counter() - start
     except PurityError as error:
         # (With runtime values, the static entry built next gets its chance.)

@@ -5,6 +5,7 @@ something is compiled, so saved programs run where it is not installed."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -21,15 +22,38 @@ class IreeCompileError(Exception):
     pass
 
 
-def compile_linalg(text: str, target: str) -> bytes:
+def compile_linalg(text: str, target: str, extra_flags: tuple[str, ...] = ()) -> bytes:
     """A VM flatbuffer for `target` from linalg-on-tensors text."""
     import iree.compiler as iree_compiler
 
-    flags = get_target(target).compile_flags
+    flags = [*get_target(target).compile_flags, *extra_flags]
     try:
         return iree_compiler.compile_str(text, input_type="auto", extra_args=flags)
     except iree_compiler.CompilerToolError as error:
         raise IreeCompileError(str(error)) from None
+
+
+_ATEN_LOCATION = re.compile(r'loc\("((?:aten|prims)\.[\w.]+)"')
+
+
+def failing_aten_op(text: str, target: str) -> str | None:
+    """The ATen op (`aten.sort.default`) whose lowering iree-compile rejects.
+
+    IREE's diagnostics name the user's line but not the op: compiled again
+    with the failing operation printed (with its `loc("aten...")`), the
+    first ATen location of the output names it. A link error (`undefined
+    symbol: log10f`) prints a whole executable: there the op named like the
+    missing function is taken. Only run after a failure."""
+    try:
+        compile_linalg(text, target, ("--mlir-print-op-on-diagnostic=true",))
+    except IreeCompileError as error:
+        ops = _ATEN_LOCATION.findall(str(error))
+        missing = re.search(r"undefined symbol: (\w+)", str(error))
+        if missing:
+            stem = missing.group(1).removesuffix("f")
+            ops = [op for op in ops if op.split(".")[1] == stem] or ops
+        return ops[0] if ops else None
+    return None
 
 
 def iree_compile_command(ir_path: str, target: str) -> str:
