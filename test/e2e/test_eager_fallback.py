@@ -299,3 +299,25 @@ def test_cond_with_an_uncompilable_branch_runs_in_eager(flag):
     with pytest.warns(EagerFallbackWarning, match="cond at .*its subgraph calls purity_fallback_test.plus_hundred"):
         report = compare(custom_op_in_a_branch, compiled, [torch.arange(4.0), torch.tensor(flag)])
     assert report.ok, report.problems
+
+
+def two_remainders_through_views(b0, o0, b1, o1):
+    # prims.remainder runs in eager; the compiled step after the first one reads
+    # a base (b1) it meets only after the eager result: its inputs were listed in
+    # another order than its placeholders, and same-shaped ones were swapped.
+    return b0[1:].remainder_(o0), b1[:1].remainder_(o1)
+
+
+@pytest.mark.parametrize(
+    "inputs",
+    [
+        lambda: [torch.tensor([3.0, 5.5]), torch.tensor(2.0), torch.tensor([7.25]), torch.tensor(3.0)],
+        lambda: [torch.tensor([3.0, 5.5]), torch.tensor(2.0), torch.arange(6.0) + 3, torch.tensor(2.0)],
+    ],
+    ids=["same_shapes", "different_shapes"],
+)
+def test_step_inputs_follow_its_placeholders(inputs):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", EagerFallbackWarning)
+        report = compare(two_remainders_through_views, torch_purity.compile(two_remainders_through_views), inputs())
+    assert report.ok, report.problems

@@ -262,9 +262,8 @@ def _step_graph(
     replayed in it."""
     graph = fx.Graph()
     local: dict[fx.Node, fx.Node] = {}
-    inputs: list[fx.Node] = []
+    origin: dict[fx.Node, fx.Node] = {}  # placeholder -> the node it stands for
     own = set(nodes)
-    first_op: list[fx.Node] = []
 
     def place(node: fx.Node) -> fx.Node:
         if node in local:
@@ -278,20 +277,20 @@ def _step_graph(
             elif parent is not None:
                 copied = graph.node_copy(node, place)
             else:
-                with graph.inserting_before(first_op[0]) if first_op else contextlib.nullcontext():
+                # Placeholders stay first, in the order the step's inputs are listed.
+                first_op = next((n for n in graph.nodes if n.op != "placeholder"), None)
+                with graph.inserting_before(first_op) if first_op is not None else contextlib.nullcontext():
                     copied = graph.placeholder(node.name)
                 copied.meta = dict(node.meta)
-                inputs.append(node)
+                origin[copied] = node
         local[node] = copied
         return copied
 
     for node in nodes:
-        copied = graph.node_copy(node, place)
-        if not first_op:
-            first_op.append(next(n for n in graph.nodes if n.op != "placeholder"))
-        local[node] = copied
+        local[node] = graph.node_copy(node, place)
     outputs = [n for n in nodes if n in needed_later]
     graph.output(tuple(local[n] for n in outputs))
+    inputs = [origin[n] for n in graph.nodes if n.op == "placeholder"]
     return fx.GraphModule(gm, graph), inputs, outputs
 
 
