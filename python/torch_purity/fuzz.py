@@ -13,13 +13,22 @@ About half of the programs also take `idx`, an int64 tensor of two indices
 used by data-indexed reads and writes (index_put_, index_add_, index_fill_,
 index_copy_, scatter_add_, indexing, index_select, gather, embedding).
 
+Wider classes, each drawn now and then: inputs laid out non-contiguously
+(transposed, every other column, channels_last), NaN and inf in the second
+data set, `as_strided` views (with and without an offset, on views),
+`unfold` windows with gaps, out= ops writing an existing tensor or resizing
+an empty one, and a Python number read with `.item()`.
+
 Each program runs in eager and compiled on three data sets (with `idx`, the
 third holds an out-of-range, negative or huge index); a difference in
 outputs, inputs after the call or output aliasing, a compiled call that
 returns where eager raised (it must raise PurityIndexError with every input
 untouched), a compiler crash, or any exception other than a PurityError,
-fails. Hypothesis shrinks a failure to a minimal program, which
-is saved as a regression test. A PurityError is an honest "unsupported".
+fails. A program is compiled with `fallback="error"` first (Purity's own
+code); one that Purity refuses (a PurityError) is compiled again with the
+eager fallback, which must match eager too. Hypothesis shrinks a failure to
+a minimal program, which is saved as a regression test. A PurityError with
+the fallback as well is an honest "unsupported".
 """
 
 from __future__ import annotations
@@ -32,6 +41,7 @@ import signal
 import sys
 import tempfile
 import textwrap
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -42,7 +52,7 @@ from hypothesis import strategies as st
 
 from .checking import clone_preserving_aliasing, compare
 from .driver.compiled import compile as purity_compile
-from .errors import PurityCompilerCrash, PurityError, PurityIndexError
+from .errors import EagerFallbackWarning, PurityCompilerCrash, PurityError, PurityIndexError
 from .views import EAGER_FORMS
 
 REGRESSION_DIRECTORY = Path(__file__).resolve().parents[2] / "test" / "e2e" / "fuzz_regressions"
@@ -93,6 +103,39 @@ _INDEX_WRITES = [
     "torch.ones((1,) + tuple({v}.shape[1:])))",
 ]
 _METADATA = ["{v}.t_()", "{v}.transpose_(0, 1)", "{v}.unsqueeze_(0)"]
+# Views addressing storage (as_strided: no offset starts at the view's own;
+# an offset counts from the storage's first element) and windows with gaps.
+_STORAGE_VIEWS = [
+    "{v}.as_strided((2, 2), (1, 2))",
+    "torch.as_strided({v}, (2,), (2,), {v}.storage_offset() + 1)",
+    "{v}.as_strided((1, 2), (2, 1), 0)",
+    "{v}.unfold(0, 1, 2)",
+    "{v}.unfold(-1, 1, 2)",
+]
+# out= ops: into an existing tensor of the result's shape, or resizing an empty one.
+_OUT_WRITES = [
+    "torch.mul({o}, 2, out={v})",
+    "torch.add({o}, {v}, alpha=0.5, out={v})",
+    "{new} = torch.empty(0); torch.add({v}, 1.5, out={new})",
+    "{new} = torch.empty(0); torch.cat([{v}, {o}], out={new})",
+]
+_ITEM_WRITES = ["{v}.add_({o}.sum().item())", "{v}.mul_(float({o}.max()))"]
+# The first input's layout (with a second input viewing it only where that view applies).
+_LAYOUTS = {
+    "contiguous": "torch.randn({rows}, {cols}, generator=g)",
+    "transposed": "torch.randn({cols}, {rows}, generator=g).t()",
+    "every_other_column": "torch.randn({rows}, 2 * {cols}, generator=g)[:, ::2]",
+    "channels_last": "torch.randn(2, 3, {rows}, {cols}, generator=g).contiguous(memory_format=torch.channels_last)",
+}
+# In the second data set only: eager's NaN and inf must come out alike.
+_SPECIAL_VALUES = 'if seed == 1: base0[(0,) * base0.dim()] = float("nan"); base0[(-1,) * base0.dim()] = float("inf")'
+# Which second inputs view a first input of each layout.
+_ALIASINGS_FOR_LAYOUT = {
+    "contiguous": ["distinct", "same", "row", "slice", "transpose", "halves"],
+    "transposed": ["distinct", "same", "row", "slice", "transpose"],
+    "every_other_column": ["distinct", "same", "row", "slice", "transpose"],
+    "channels_last": ["distinct", "same", "row", "slice"],
+}
 # Ops taking `idx`, an int64 input of 2 indices: in range for data 0, in
 # range or negative for data 1, and out of range, negative or huge for data
 # 2 (where eager raises, the compiled program must raise PurityIndexError
@@ -119,11 +162,9 @@ _HOSTILE_INDICES = ("rows", "-1", "-rows - 1", "1 << 40")
 def fuzz_programs(draw) -> FuzzProgram:
     rows, cols = draw(st.integers(2, 4)), draw(st.integers(2, 4))
     input_count = draw(st.integers(1, 3))
-    aliasing = (
-        draw(st.sampled_from(["distinct", "same", "row", "slice", "transpose", "halves"]))
-        if input_count >= 2
-        else "distinct"
-    )
+    # Mostly contiguous, as before; the other layouts now and then.
+    layout = draw(st.sampled_from(["contiguous"] * 5 + sorted(_LAYOUTS)))
+    aliasing = draw(st.sampled_from(_ALIASINGS_FOR_LAYOUT[layout])) if input_count >= 2 else "distinct"
     alias_expressions = {
         "same": "base0",
         "row": "base0[1]",
@@ -131,7 +172,7 @@ def fuzz_programs(draw) -> FuzzProgram:
         "transpose": "base0.t()",
         "halves": "base0[1:]",
     }
-    make_lines = [f"base0 = torch.randn({rows}, {cols}, generator=g)"]
+    make_lines = ["base0 = " + _LAYOUTS[layout].format(rows=rows, cols=cols)]
     inputs = ["base0[:1]" if aliasing == "halves" else "base0"]
     for index in range(1, input_count):
         if index == 1 and aliasing != "distinct":
@@ -140,6 +181,8 @@ def fuzz_programs(draw) -> FuzzProgram:
             make_lines.append(f"base{index} = torch.randn({rows}, {cols}, generator=g)")
             inputs.append(f"base{index}")
     names = [f"x{i}" for i in range(input_count)]
+    if draw(st.integers(0, 4)) == 0:
+        make_lines.append(_SPECIAL_VALUES)
     if draw(st.booleans()):
         hostile = draw(st.sampled_from(_HOSTILE_INDICES)).replace("rows", str(rows))
         make_lines += [
@@ -157,37 +200,17 @@ def fuzz_programs(draw) -> FuzzProgram:
     shadow = dict(zip(names, shadow_namespace["make_inputs"](0)))
     body: list[str] = []
     for step in range(draw(st.integers(1, 7))):
-        kinds = ["view", "write", "write", "index", "metadata", "fresh"] + (
+        kinds = ["view", "write", "write", "index", "metadata", "fresh", "storage view", "out"] + (
             ["data index"] * 4 if "idx" in shadow else []
         )
+        if draw(st.integers(0, 99)) == 0:
+            kinds = ["item"]
         kind = draw(st.sampled_from(kinds))
         target = draw(st.sampled_from(sorted(shadow)))
-        tensor = shadow[target]
         other = draw(st.sampled_from(sorted(shadow)))
-        if kind == "view":
-            new = f"v{step}"
-            statement = f"{new} = " + draw(st.sampled_from(_view_candidates(tensor))).format(v=target)
-        elif kind == "write":
-            statement = draw(st.sampled_from(_WRITES)).format(v=target, o=f"{other}.sum()")
-        elif kind == "index":
-            if tensor.dim() == 0:
-                continue
-            statement = draw(st.sampled_from(_INDEX_WRITES)).format(v=target)
-        elif kind == "data index":
-            if tensor.dim() == 0 or target == "idx":
-                continue
-            if draw(st.booleans()):
-                statement = draw(st.sampled_from(_DATA_INDEX_WRITES)).format(v=target)
-            else:
-                statement = f"g{step} = " + draw(st.sampled_from(_DATA_INDEX_READS)).format(v=target)
-        elif kind == "metadata":
-            choice = draw(st.sampled_from(_METADATA))
-            if tensor.dim() != 2 and "unsqueeze" not in choice:
-                continue
-            statement = choice.format(v=target)
-        else:
-            new = f"f{step}"
-            statement = f"{new} = {target} * 2 + {other}.sum()"
+        statement = _statement(draw, kind, step, shadow, target, other)
+        if statement is None:
+            continue
         trial = dict(shadow)
         try:
             exec(statement, {"torch": torch}, trial)
@@ -200,6 +223,36 @@ def fuzz_programs(draw) -> FuzzProgram:
     program_source += "".join(f"    {line}\n" for line in body)
     program_source += f"    return ({', '.join(returned)},)\n"
     return FuzzProgram(make_source + "\n\n" + program_source)
+
+
+def _statement(draw, kind: str, step: int, shadow: dict[str, object], target: str, other: str) -> str | None:
+    """One statement of `kind` on `target` (and `other`); None where it does not apply."""
+    tensor = shadow[target]
+    if kind == "view":
+        return f"v{step} = " + draw(st.sampled_from(_view_candidates(tensor))).format(v=target)
+    if kind == "write":
+        return draw(st.sampled_from(_WRITES)).format(v=target, o=f"{other}.sum()")
+    if kind == "index":
+        return None if tensor.dim() == 0 else draw(st.sampled_from(_INDEX_WRITES)).format(v=target)
+    if kind == "data index":
+        if tensor.dim() == 0 or target == "idx":
+            return None
+        if draw(st.booleans()):
+            return draw(st.sampled_from(_DATA_INDEX_WRITES)).format(v=target)
+        return f"g{step} = " + draw(st.sampled_from(_DATA_INDEX_READS)).format(v=target)
+    if kind == "storage view":
+        return f"v{step} = " + draw(st.sampled_from(_STORAGE_VIEWS)).format(v=target)
+    if kind == "out":
+        statement = draw(st.sampled_from(_OUT_WRITES)).format(v=target, o=other, new=f"r{step}")
+        if "empty(0)" not in statement and shadow[other].shape != tensor.shape:
+            return None  # (eager would resize a written input: not drawn)
+        return statement
+    if kind == "item":
+        return draw(st.sampled_from(_ITEM_WRITES)).format(v=target, o=other)
+    if kind == "metadata":
+        choice = draw(st.sampled_from(_METADATA))
+        return None if tensor.dim() != 2 and "unsqueeze" not in choice else choice.format(v=target)
+    return f"f{step} = {target} * 2 + {other}.sum()"
 
 
 # ----------------------------------------------------------------------------
@@ -215,6 +268,7 @@ class FuzzFailure(AssertionError):
 class FuzzCounts:
     programs: int = 0
     passed: int = 0
+    via_fallback: int = 0  # of `passed`: refused by Purity's own code, matched with the eager fallback
     unsupported: int = 0
     unsupported_reasons: dict[str, int] = field(default_factory=dict)
 
@@ -229,15 +283,17 @@ def check_program(program: FuzzProgram, counts: FuzzCounts | None = None) -> Non
         os.kill(os.getpid(), signal.SIGSEGV)  # fault injection: the test of `purity fuzz`'s containment
     function, make_inputs = program.load()
     try:
-        compiled = purity_compile(function, fallback="error")  # Purity's own code, no eager op
-        for data_seed in DATA_SEEDS:
-            inputs = make_inputs(data_seed)
-            if _eager_rejects(function, inputs):
-                _check_rejected_like_eager(compiled, inputs, data_seed)
-                continue
-            report = compare(function, compiled, inputs)
-            if not report.ok:
-                raise FuzzFailure(f"differs from eager on data {data_seed}: " + "; ".join(report.problems))
+        try:
+            _check_data_sets(purity_compile(function, fallback="error"), function, make_inputs)  # Purity's own code
+        except PurityCompilerCrash:
+            raise
+        except PurityError as refused:
+            if isinstance(refused, PurityIndexError):
+                raise
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", EagerFallbackWarning)
+                _check_data_sets(purity_compile(function), function, make_inputs)
+            counts.via_fallback += 1
     except PurityCompilerCrash as error:
         raise FuzzFailure(f"CRASH: {error}") from error
     except PurityError as error:
@@ -250,6 +306,17 @@ def check_program(program: FuzzProgram, counts: FuzzCounts | None = None) -> Non
     except Exception as error:
         raise FuzzFailure(f"crashed: {type(error).__name__}: {error}") from error
     counts.passed += 1
+
+
+def _check_data_sets(compiled: Callable[..., object], function: Callable[..., object], make_inputs) -> None:
+    for data_seed in DATA_SEEDS:
+        inputs = make_inputs(data_seed)
+        if _eager_rejects(function, inputs):
+            _check_rejected_like_eager(compiled, inputs, data_seed)
+            continue
+        report = compare(function, compiled, inputs)
+        if not report.ok:
+            raise FuzzFailure(f"differs from eager on data {data_seed}: " + "; ".join(report.problems))
 
 
 def _eager_rejects(function: Callable[..., object], inputs: tuple) -> bool:

@@ -90,8 +90,17 @@ def _alias_parent(node: fx.Node) -> tuple[str, fx.Node] | None:
             continue
         value = node.args[index] if index < len(node.args) else node.kwargs.get(parameter.name)
         if isinstance(value, fx.Node):
+            if parameter.alias_info.is_write and _geometry(node) != _geometry(value):
+                return None  # `resize_`, `set_`: the written tensor now has another shape, its own value
             return ("same" if parameter.alias_info.is_write else "view", value)
     return None
+
+
+def _geometry(node: fx.Node) -> tuple | None:
+    value = node.meta.get("val")
+    if not isinstance(value, torch.Tensor):
+        return None
+    return tuple(value.shape), value.stride(), value.storage_offset()
 
 
 def _is_pure_view(node: fx.Node) -> bool:

@@ -167,7 +167,18 @@ def _trace(
                 op=found_in.group(1) if found_in else None,
                 source=innermost_user_frame(error),
             ) from None
+        if _STORAGE_ARGUMENT in str(error):
+            raise PurityError(
+                "trace",
+                "an op takes a storage (`x.set_(y.untyped_storage(), ...)`), which PyTorch's tracing cannot "
+                "take: pass the tensor instead (`x.set_(y)`, or `x.set_(y.as_strided(sizes, strides, offset))`)",
+                source=innermost_user_frame(error),
+            ) from None
         raise PurityError("trace", f"{type(error).__name__}: {error}", source=innermost_user_frame(error)) from error
+
+
+# make_fx's message for a storage reaching an op during a trace.
+_STORAGE_ARGUMENT = "argument of type: <class 'torch.storage."
 
 
 class _LostOutWrites(TorchFunctionMode):
@@ -930,7 +941,60 @@ def trace_to_aten(
             symbolic=symbolic,
         )
     _empty_results_as_new_tensors(gm)
+    _fresh_out_tensors_as_results(gm)
     return gm, inputs
+
+
+_FRESH_TENSORS = frozenset(
+    {
+        torch.ops.aten.empty.memory_format,
+        torch.ops.aten.empty_like.default,
+        torch.ops.aten.new_empty.default,
+        torch.ops.aten.empty_strided.default,
+    }
+)
+
+
+def _fresh_out_tensors_as_results(gm: fx.GraphModule) -> None:
+    """`r = torch.empty(0); torch.add(a, b, out=r)`: an out= op writing a
+    tensor the program just made, and that nothing read before, computes its
+    functional op (converted to `out`'s dtype), and every later use of `r`
+    takes that result. Eager resizes `r` to the result's shape, which the
+    out= import cannot express (a shape changing in place); the result has
+    the resized shape from the start, and `r`'s uninitialized elements were
+    never read."""
+    changed = False
+    order = {node: index for index, node in enumerate(gm.graph.nodes)}
+    for node in list(gm.graph.nodes):
+        if node.op != "call_function" or not isinstance(node.target, torch._ops.OpOverload):
+            continue
+        functional = out_variant_functional(node.target)
+        out = node.kwargs.get("out")
+        if functional is None or not isinstance(out, fx.Node) or out.target not in _FRESH_TENSORS:
+            continue
+        if any(order[user] < order[node] for user in out.users):
+            continue  # read before it is written: eager's resize keeps what was there
+        want = out.meta["val"].dtype
+        kwargs = {k: v for k, v in node.kwargs.items() if k != "out"}
+        if any(a.name == "dtype" for a in functional._schema.arguments):
+            kwargs["dtype"] = want  # a factory (`arange(..., out=r)`) makes `out`'s dtype
+        with gm.graph.inserting_before(node):
+            result = gm.graph.call_function(functional, node.args, kwargs)
+            result.meta = dict(node.meta)
+            if result.meta["val"].dtype != want:
+                converted = gm.graph.call_function(torch.ops.aten._to_copy.default, (result,), {"dtype": want})
+                converted.meta = dict(node.meta)
+                result = converted
+        later_uses = [user for user in out.users if user is not node and order[user] > order[node]]
+        node.replace_all_uses_with(result)
+        for user in later_uses:
+            user.replace_input_with(out, result)
+        gm.graph.erase_node(node)
+        if not out.users:
+            gm.graph.erase_node(out)
+        changed = True
+    if changed:
+        gm.recompile()
 
 
 def _written_and_returned(node: fx.Node) -> fx.Node | None:

@@ -327,7 +327,8 @@ def _fuzz_here(args: argparse.Namespace) -> int:
     )
     counts = result.counts
     print(
-        f"programs {counts.programs}, passed {counts.passed}, unsupported {counts.unsupported}, "
+        f"programs {counts.programs}, passed {counts.passed} ({counts.via_fallback} with the eager fallback), "
+        f"unsupported {counts.unsupported}, "
         f"failed {len(result.failures)}"
     )
     for reason, count in sorted(counts.unsupported_reasons.items(), key=lambda item: -item[1]):
