@@ -41,6 +41,31 @@ PROGRAMS = {
         [torch.linspace(-300, 300, 999), torch.linspace(-300, 300, 999), torch.empty(999)],
         False,
     ),
+    # IREE-WORKAROUND(atan2-special-values): NaN for two zeros or two infinities
+    "atan2_special_values": (
+        lambda y, x: torch.atan2(y, x),
+        [
+            torch.tensor([0.0, 0.0, -0.0, -0.0, 1.0, float("inf"), float("inf"), -float("inf"), -3.5, -0.0]),
+            torch.tensor([0.0, -0.0, 0.0, -0.0, 0.0, float("inf"), -float("inf"), -float("inf"), -float("inf"), -2.0]),
+        ],
+        False,
+    ),
+    "atan2_of_booleans_in_place_and_out": (
+        lambda y, x, a, o: (torch.atan2(y, x), a.atan2_(a.flip(0)), torch.atan2(y, x, out=o)),
+        [
+            torch.tensor([True, False, False, True]),
+            torch.tensor([True, True, False, False]),
+            torch.tensor([0.0, -0.0, 1.0, -1.0]),
+            torch.empty(4),
+        ],
+        False,
+    ),
+    # torch-mlir's clamp_min_ with a tensor bound was wrong on booleans
+    "clamp_min_in_place_on_booleans": (
+        lambda x, y: (x.clamp_min_(y), torch.clamp_max(x, y)),
+        [torch.tensor([True, False, True, False, False]), torch.tensor([True, True, False, False, True])],
+        False,
+    ),
     # as_strided_scatter addresses its input's storage: on a view, offset 0 is
     # before the view (Purity took the view as a fresh tensor)
     "as_strided_scatter_on_a_view": (
@@ -83,6 +108,15 @@ def test_sine_of_small_negative_arguments_is_relatively_accurate():
     compiled = torch_purity.compile(lambda x: (torch.sin(x), torch.tan(x)))
     for got, want in zip(compiled(x), (torch.sin(x), torch.tan(x)), strict=True):
         torch.testing.assert_close(got, want, atol=0, rtol=1e-6)
+
+
+def test_atan2_keeps_the_sign_of_zero_and_of_pi():
+    y = torch.tensor([0.0, -0.0, -0.0, -0.0, -1.0])
+    x = torch.tensor([0.0, 0.0, -0.0, -1.0, -float("inf")])
+    got = torch_purity.compile(lambda y, x: torch.atan2(y, x))(y, x)
+    want = torch.atan2(y, x)
+    torch.testing.assert_close(got, want, atol=0, rtol=0)
+    assert torch.equal(torch.signbit(got), torch.signbit(want))
 
 
 def test_as_strided_scatter_past_its_storage_is_refused_like_eager():
