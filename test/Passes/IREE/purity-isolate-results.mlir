@@ -67,3 +67,49 @@ func.func @already_isolated(%x: tensor<3xf32>, %row: tensor<1xf32>) -> (tensor<3
   %kept = "util.optimization_barrier"(%doubled) : (tensor<3xf32>) -> tensor<3xf32>
   return %written, %kept : tensor<3xf32>, tensor<3xf32>
 }
+
+// -----
+
+// A value read through a map that is not a projected permutation (unfold's
+// windows with gaps: rows 0 and 2 of 3), which has other uses, is read there
+// through a barrier (IREE fused its producer into that consumer and computed
+// only the rows the consumer reads, for every use).
+// CHECK-LABEL: func.func @read_in_windows_with_gaps(
+// CHECK: %[[SUM:.*]] = linalg.generic {{.*}} ins(%{{.*}}, %{{.*}} : tensor<3x2xf32>, tensor<3x2xf32>)
+// CHECK: %[[WHOLE:.*]] = "util.optimization_barrier"(%[[SUM]]) : (tensor<3x2xf32>) -> tensor<3x2xf32>
+// CHECK: linalg.generic {indexing_maps = [#{{.*}}, #{{.*}}], {{.*}} ins(%[[WHOLE]] : tensor<3x2xf32>)
+// CHECK: return %{{.*}}, %[[SUM]]
+#windows = affine_map<(d0, d1, d2) -> (d2 + d0 * 2, d1)>
+#identity3 = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+#identity2 = affine_map<(d0, d1) -> (d0, d1)>
+func.func @read_in_windows_with_gaps(%x: tensor<3x2xf32>, %out: tensor<3x2xf32> {iree.abi.output = 1 : index}) -> (tensor<2x2x1xf32>, tensor<3x2xf32>) {
+  %empty = tensor.empty() : tensor<3x2xf32>
+  %sum = linalg.generic {indexing_maps = [#identity2, #identity2, #identity2], iterator_types = ["parallel", "parallel"]} ins(%x, %x : tensor<3x2xf32>, tensor<3x2xf32>) outs(%empty : tensor<3x2xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %s = arith.addf %a, %b : f32
+    linalg.yield %s : f32
+  } -> tensor<3x2xf32>
+  %windows_empty = tensor.empty() : tensor<2x2x1xf32>
+  %windows = linalg.generic {indexing_maps = [#windows, #identity3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%sum : tensor<3x2xf32>) outs(%windows_empty : tensor<2x2x1xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    linalg.yield %a : f32
+  } -> tensor<2x2x1xf32>
+  return %windows, %sum : tensor<2x2x1xf32>, tensor<3x2xf32>
+}
+
+// -----
+
+// A value read through a projected permutation (a broadcast), or read only
+// there, is left alone by that rule.
+// CHECK-LABEL: func.func @broadcast_read_left_alone(
+// CHECK-NOT: util.optimization_barrier
+#row = affine_map<(d0, d1) -> (d1)>
+#matrix = affine_map<(d0, d1) -> (d0, d1)>
+func.func @broadcast_read_left_alone(%v: tensor<2xf32>, %m: tensor<3x2xf32> {iree.abi.output = 1 : index}) -> (tensor<3x2xf32>, tensor<2xf32>) {
+  %empty = tensor.empty() : tensor<3x2xf32>
+  %spread = linalg.generic {indexing_maps = [#row, #matrix], iterator_types = ["parallel", "parallel"]} ins(%v : tensor<2xf32>) outs(%empty : tensor<3x2xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    linalg.yield %a : f32
+  } -> tensor<3x2xf32>
+  return %spread, %v : tensor<3x2xf32>, tensor<2xf32>
+}
