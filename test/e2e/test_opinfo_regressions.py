@@ -60,6 +60,17 @@ PROGRAMS = {
         ],
         False,
     ),
+    # TORCH-MLIR-WORKAROUND(bool-fill-truncation): 10 filled into a bool tensor gave False
+    "bool_fills": (
+        lambda x, m: (
+            torch.masked_fill(x, m, 10),
+            x.clone().fill_(10),
+            x.index_fill(0, torch.tensor([1]), 2.5),
+            torch.masked_fill(x, ~m, 0.0),
+        ),
+        [torch.tensor([True, False, True, False]), torch.tensor([True, True, False, False])],
+        False,
+    ),
     # torch-mlir's clamp_min_ with a tensor bound was wrong on booleans
     "clamp_min_in_place_on_booleans": (
         lambda x, y: (x.clamp_min_(y), torch.clamp_max(x, y)),

@@ -1416,6 +1416,8 @@ def _float_scalars_for_float_tensors(node: fx.Node, target: torch._ops.OpOverloa
     can go when test_programs.py's scalar programs pass with integer Scalars."""
     first = node.args[0] if node.args else None
     value = first.meta.get("val") if isinstance(first, fx.Node) else None
+    if isinstance(value, torch.Tensor) and value.dtype == torch.bool and target in _FILLS:
+        return _truth_value_fills(node, target)
     if not isinstance(value, torch.Tensor) or not value.dtype.is_floating_point:
         return node.args
     parameters = target._schema.arguments
@@ -1425,6 +1427,34 @@ def _float_scalars_for_float_tensors(node: fx.Node, target: torch._ops.OpOverloa
         and isinstance(parameters[index].type, torch.NumberType)
         and isinstance(argument, int)
         and not isinstance(argument, bool)
+        else argument
+        for index, argument in enumerate(node.args)
+    )
+
+
+# Ops writing their Scalar `value` into a tensor of their own dtype.
+_FILLS = frozenset(
+    {
+        torch.ops.aten.fill.Scalar,
+        torch.ops.aten.fill_.Scalar,
+        torch.ops.aten.masked_fill.Scalar,
+        torch.ops.aten.masked_fill_.Scalar,
+        torch.ops.aten.index_fill.int_Scalar,
+        torch.ops.aten.index_fill_.int_Scalar,
+    }
+)
+
+
+def _truth_value_fills(node: fx.Node, target: torch._ops.OpOverload) -> tuple:
+    """TORCH-MLIR-WORKAROUND(bool-fill-truncation): filling a bool tensor with a
+    number other than 0 and 1 (`x.fill_(10)`, `masked_fill(x, m, 10)`) gave
+    False (the number truncated to its lowest bit); eager converts it to its
+    truth value. The number is passed as that bool. Can go when
+    test_opinfo_regressions.py's `bool_fills` match eager without it."""
+    parameters = target._schema.arguments
+    return tuple(
+        bool(argument)
+        if index < len(parameters) and parameters[index].name == "value" and type(argument) in (int, float)
         else argument
         for index, argument in enumerate(node.args)
     )
