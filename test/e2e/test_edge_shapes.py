@@ -117,3 +117,21 @@ def test_in_place_ops_on_tensors_without_elements_match_eager():
     inputs = [torch.rand(20) + 0.5, torch.rand(1, 0, 3), torch.rand(()) + 0.5]
     report = compare(_reciprocals_in_place, torch_purity.compile(_reciprocals_in_place, fallback="error"), inputs)
     assert report.ok, report.problems
+
+
+def _integer_max_pool3d(x):
+    return torch.nn.functional.max_pool3d(x, 2) * 2
+
+
+def test_integer_max_pool3d_runs_in_eager():
+    """TORCH-MLIR-WORKAROUND(int-max-pool3d): torch-mlir's linalg stage crashed
+    (SIGSEGV) on an integer max_pool3d (found by the int64 OpInfo run)."""
+    x = torch.randint(-50, 50, (1, 2, 4, 4, 4))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        report = compare(_integer_max_pool3d, torch_purity.compile(_integer_max_pool3d), [x])
+    assert report.ok, report.problems
+    warned = [str(w.message) for w in caught if issubclass(w.category, torch_purity.EagerFallbackWarning)]
+    assert len(warned) == 1 and "max_pool3d" in warned[0], warned
+    with pytest.raises(torch_purity.PurityError, match="max_pool3d crashes on integer tensors"):
+        torch_purity.compile(_integer_max_pool3d, fallback="error")(x)
