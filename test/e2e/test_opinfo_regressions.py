@@ -71,6 +71,22 @@ PROGRAMS = {
         [torch.tensor([True, False, True, False]), torch.tensor([True, True, False, False])],
         False,
     ),
+    # IREE-WORKAROUND(pow-special-values): NaN for every negative base with a tensor exponent
+    "pow_special_values": (
+        lambda x, y: (torch.pow(x, y), x.clone().pow_(y), torch.pow(-2.0, y), torch.pow(x, -1), x ** 2),
+        [
+            torch.tensor([-2.0, -2.0, -0.5, 0.0, 0.0, -0.0, 1.0, -1.0, float("inf"), -3.0, float("nan"), 2.0]),
+            torch.tensor([3.0, 2.0, -3.0, 0.0, -1.0, -1.0, float("inf"), float("-inf"), 0.0, 0.5, 0.0, 0.5]),
+        ],
+        False,
+    ),
+    "float_power_of_booleans": (
+        lambda a, b: torch.float_power(a, b),
+        [torch.tensor([True, False, True, False, False]), torch.tensor([True, True, False, False, True])],
+        False,
+    ),
+    # hardtanh on integers kept eager's dtype (the NaN-keeping clamp made it float)
+    "hardtanh_of_integers": (lambda x: torch.nn.functional.hardtanh(x, -2.0, 3.0), [torch.arange(-5, 6)], False),
     # torch-mlir's clamp_min_ with a tensor bound was wrong on booleans
     "clamp_min_in_place_on_booleans": (
         lambda x, y: (x.clamp_min_(y), torch.clamp_max(x, y)),
@@ -119,6 +135,12 @@ def test_sine_of_small_negative_arguments_is_relatively_accurate():
     compiled = torch_purity.compile(lambda x: (torch.sin(x), torch.tan(x)))
     for got, want in zip(compiled(x), (torch.sin(x), torch.tan(x)), strict=True):
         torch.testing.assert_close(got, want, atol=0, rtol=1e-6)
+
+
+def test_rad2deg_float64_within_float64_tolerances():
+    """TORCH-MLIR-WORKAROUND(rad2deg-constant): a float32 180/pi in float64."""
+    x = torch.randn(50, dtype=torch.float64) * 100
+    torch.testing.assert_close(torch_purity.compile(torch.rad2deg)(x), torch.rad2deg(x))
 
 
 def test_atan2_keeps_the_sign_of_zero_and_of_pi():
