@@ -338,8 +338,16 @@ def _check_rejected_like_eager(compiled: Callable[..., object], inputs: tuple, d
     else:
         raise FuzzFailure(f"eager raised on data {data_seed}, the compiled program returned")
     for index, (got, want) in enumerate(zip(inputs, before)):
-        if isinstance(want, torch.Tensor) and not torch.equal(got, want):
+        if isinstance(want, torch.Tensor) and not _same_values(got, want):
             raise FuzzFailure(f"data {data_seed}: the failed call changed input {index}")
+
+
+def _same_values(got: torch.Tensor, want: torch.Tensor) -> bool:
+    """Equal elements, NaN where `want` has NaN (the second data set holds NaN)."""
+    if got.shape != want.shape or got.dtype != want.dtype:
+        return False
+    both_nan = got.isnan() & want.isnan() if want.is_floating_point() else torch.zeros_like(want, dtype=torch.bool)
+    return bool(((got == want) | both_nan).all())
 
 
 def save_regression(program: FuzzProgram, reason: str, directory: Path = REGRESSION_DIRECTORY) -> Path:

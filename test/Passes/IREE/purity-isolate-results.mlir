@@ -113,3 +113,39 @@ func.func @broadcast_read_left_alone(%v: tensor<2xf32>, %m: tensor<3x2xf32> {ire
   } -> tensor<3x2xf32>
   return %spread, %v : tensor<3x2xf32>, tensor<2xf32>
 }
+
+// -----
+
+// Also when the value read in windows is a reshape of a computed value, and
+// whatever its other uses; an argument read that way is left alone (it is
+// whole already).
+// CHECK-LABEL: func.func @reshaped_value_read_in_windows(
+// CHECK: %[[FLAT:.*]] = linalg.generic
+// CHECK: %[[ROWS:.*]] = tensor.expand_shape %[[FLAT]]
+// CHECK: %[[WHOLE:.*]] = "util.optimization_barrier"(%[[ROWS]])
+// CHECK: linalg.generic {{.*}} ins(%[[WHOLE]] : tensor<3x2xf32>)
+// CHECK: linalg.generic {{.*}} ins(%arg0 : tensor<3x2xf32>)
+// CHECK-NOT: util.optimization_barrier
+// CHECK: return
+#windows_r = affine_map<(d0, d1, d2) -> (d2 + d0 * 2, d1)>
+#identity3_r = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+#identity1_r = affine_map<(d0) -> (d0)>
+func.func @reshaped_value_read_in_windows(%x: tensor<3x2xf32>, %flat_in: tensor<6xf32>) -> (tensor<2x2x1xf32>, tensor<2x2x1xf32>) {
+  %empty = tensor.empty() : tensor<6xf32>
+  %flat = linalg.generic {indexing_maps = [#identity1_r, #identity1_r], iterator_types = ["parallel"]} ins(%flat_in : tensor<6xf32>) outs(%empty : tensor<6xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %n = arith.negf %a : f32
+    linalg.yield %n : f32
+  } -> tensor<6xf32>
+  %rows = tensor.expand_shape %flat [[0, 1]] output_shape [3, 2] : tensor<6xf32> into tensor<3x2xf32>
+  %windows_empty = tensor.empty() : tensor<2x2x1xf32>
+  %windows = linalg.generic {indexing_maps = [#windows_r, #identity3_r], iterator_types = ["parallel", "parallel", "parallel"]} ins(%rows : tensor<3x2xf32>) outs(%windows_empty : tensor<2x2x1xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    linalg.yield %a : f32
+  } -> tensor<2x2x1xf32>
+  %argument_windows = linalg.generic {indexing_maps = [#windows_r, #identity3_r], iterator_types = ["parallel", "parallel", "parallel"]} ins(%x : tensor<3x2xf32>) outs(%windows_empty : tensor<2x2x1xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    linalg.yield %a : f32
+  } -> tensor<2x2x1xf32>
+  return %windows, %argument_windows : tensor<2x2x1xf32>, tensor<2x2x1xf32>
+}

@@ -26,13 +26,15 @@ followed by a read of the cache).
 IREE-WORKAROUND(elided-copy-reorder): remove the pass when test_programs.py's
 `returned_value_also_written` programs pass without it on a new IREE.
 
-Second, a value that a `linalg.generic` reads through an indexing map that
-is not a projected permutation (so it may read only some of the value's
-elements: `unfold`'s windows with gaps, `(d0 * 2 + d2, d1)`) and that has
-other uses is read there through a barrier. IREE 3.13 fused the value's
-elementwise producer into that consumer and produced the value, for all
-its uses, only at the elements the consumer reads: after a write through
-`x.unfold(0, 1, 2)` whose view was returned, x's row 1 came back zero.
+Second, a computed value that a `linalg.generic` reads through an indexing
+map that is not a projected permutation (so it may read only some of the
+value's elements: `unfold`'s windows with gaps, `(d0 * 2 + d2, d1)`) is read
+there through a barrier. IREE 3.13 fused the value's elementwise producer
+into that consumer and produced the value, for its other uses too (also
+uses through reshapes of it), only at the elements the consumer reads:
+after a write through `x.unfold(0, 1, 2)` whose view was returned, x's row 1
+came back zero. Function arguments (and values already behind a barrier)
+are whole already and left alone.
 IREE-WORKAROUND(partial-read-fusion): remove this half when
 test_fuzz.py's `case_be6807cdfb6c` and test_programs.py's `unfold_gaps_*`
 programs pass without it.
@@ -45,6 +47,7 @@ from dataclasses import dataclass
 from torch_mlir.ir import (
     AffineMapAttr,
     ArrayAttr,
+    BlockArgument,
     DenseI32ArrayAttr,
     InsertionPoint,
     Operation,
@@ -55,7 +58,7 @@ from torch_mlir.ir import (
 from ...contract.ir import tied_result
 from ...ir_helpers.functions import function_ops, function_type, terminator
 from ...passes.base import ModulePass
-from .linalg_builders import BARRIER, fresh_copy
+from .linalg_builders import BARRIER, buffer_root, fresh_copy
 
 
 @dataclass(frozen=True)
@@ -84,8 +87,10 @@ def _read_whole_through_barriers(function: Operation) -> None:
                 continue
             if not isinstance(value.type, RankedTensorType) or not RankedTensorType(value.type).has_static_shape:
                 continue
-            if sum(1 for _ in value.uses) < 2:
-                continue
+            if isinstance(buffer_root(value), BlockArgument) or (
+                isinstance(value, OpResult) and value.owner.name == BARRIER
+            ):
+                continue  # an argument is whole already
             with InsertionPoint(op), op.location:
                 op.operands[index] = Operation.create(BARRIER, results=[value.type], operands=[value]).results[0]
 
