@@ -770,6 +770,7 @@ class CompiledProgram:
             slot += 1
 
     def __call__(self, *args, **kwargs):
+        _refuse_lazy_bits(args, kwargs)
         entry, leaves = self.entry_for(*args, **kwargs)
         return entry.call(leaves)
 
@@ -807,6 +808,20 @@ class CompiledProgram:
             )
         entries = [(structure, signature, entry) for (structure, signature, *_), entry in self.cache.items()]
         return save_program(entries, self.target, state_names, folder)
+
+
+def _refuse_lazy_bits(args: tuple, kwargs: dict) -> None:
+    """A tensor with PyTorch's negative or conjugate bit (`torch._neg_view(x)`)
+    holds un-negated values in memory, which compiled code reads as they are:
+    refused before anything runs (resolving it would copy, and a write into
+    it would be lost)."""
+    for position, leaf in enumerate((*args, *kwargs.values())):  # (top-level tensors: a cheap check per call)
+        if isinstance(leaf, torch.Tensor) and (leaf.is_neg() or leaf.is_conj()):
+            raise PurityError(
+                "run",
+                f"argument {position} has PyTorch's lazy {'negative' if leaf.is_neg() else 'conjugate'} bit, "
+                "which compiled code cannot read: pass `t.resolve_neg().resolve_conj()` instead",
+            )
 
 
 def exported_dim_ranges(program: torch.export.ExportedProgram) -> dict[tuple[int, int], tuple[str, int, int | None]]:

@@ -192,11 +192,20 @@ class SegmentedProgram:
                 args, kwargs = map_arg((node.args, node.kwargs), rebuild)
                 values[node] = node.target(*args, **kwargs)
                 continue
-            results = step.program(*[rebuild(n) for n in step.inputs])
+            results = step.program(*[_without_lazy_bits(rebuild(n)) for n in step.inputs])
             results = results if isinstance(results, tuple) else (results,)
             for node, result, strides in zip(step.outputs, results, step.strides, strict=True):
                 values[node] = _with_strides(result, strides)
         return [rebuild(r) if isinstance(r, fx.Node) else r for r in self.results]
+
+
+def _without_lazy_bits(value: object) -> object:
+    """An eager view with PyTorch's negative or conjugate bit (`_neg_view`)
+    holds its values un-negated in memory: a compiled step, which reads
+    memory, gets them resolved (a copy)."""
+    if isinstance(value, torch.Tensor) and (value.is_neg() or value.is_conj()):
+        return value.resolve_neg().resolve_conj()
+    return value
 
 
 def _with_strides(result: object, strides: tuple[int, ...] | None) -> object:

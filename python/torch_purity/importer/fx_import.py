@@ -167,6 +167,14 @@ def _trace(
                 op=found_in.group(1) if found_in else None,
                 source=innermost_user_frame(error),
             ) from None
+        if type(error).__name__ == "GuardOnDataDependentSymNode":
+            raise PurityError(
+                "trace",
+                "the program makes a Python decision on tensor data (`bool(t)`, `if t.sum() > 0:`, a number from "
+                "`.item()` used in a condition or as a size), which one compiled program cannot take for every "
+                "value: use `torch.where` or `torch.cond`, or compute it before calling and pass it as an argument",
+                source=innermost_user_frame(error),
+            ) from None
         if _STORAGE_ARGUMENT in str(error):
             raise PurityError(
                 "trace",
