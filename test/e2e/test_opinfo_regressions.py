@@ -87,6 +87,26 @@ PROGRAMS = {
     ),
     # hardtanh on integers kept eager's dtype (the NaN-keeping clamp made it float)
     "hardtanh_of_integers": (lambda x: torch.nn.functional.hardtanh(x, -2.0, 3.0), [torch.arange(-5, 6)], False),
+    # TORCH-MLIR-WORKAROUND(bool-arithmetic): True + True wrapped to False; sort misplaced booleans
+    "bool_accumulation": (
+        lambda x, s, i, v: (
+            torch.index_add(x, 0, i, s),
+            x.clone().index_put_((i,), s, accumulate=True),
+            torch.sort(v, stable=True),
+            torch.sort(v.view(40, 50), dim=0, descending=True, stable=True),
+            torch.sort(v).values,
+            torch.scatter_add(x, 0, i.view(3, 1).expand(3, 2), s),
+            torch.scatter_reduce(x, 0, i.view(3, 1).expand(3, 2), s, "sum"),
+            torch.msort(v.view(40, 50)),
+        ),
+        [
+            torch.tensor([[True, False], [False, False], [True, True]]),
+            torch.tensor([[True, True], [True, False], [False, True]]),
+            torch.tensor([0, 0, 2]),
+            torch.rand(2000, generator=torch.Generator().manual_seed(0)) > 0.5,
+        ],
+        False,
+    ),
     # torch-mlir's clamp_min_ with a tensor bound was wrong on booleans
     "clamp_min_in_place_on_booleans": (
         lambda x, y: (x.clamp_min_(y), torch.clamp_max(x, y)),

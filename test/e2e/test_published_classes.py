@@ -56,7 +56,10 @@ PROGRAMS = {
     "slogdet": (torch.linalg.slogdet, lambda: [torch.randn(3, 3)]),
     "xlogy": (lambda x, y: (torch.xlogy(x, y), torch.special.xlogy(x, 2.0)), lambda: [torch.rand(5), torch.rand(5)]),
     "reflection_pad3d": (torch.nn.ReflectionPad3d(1), lambda: [torch.randn(1, 1, 2, 3, 3)]),
-    "diag_with_offset": (lambda v, m: (torch.diag(v, 1), torch.diag(m, -1)), lambda: [torch.randn(3), torch.randn(4, 4)]),
+    "diag_with_offset": (
+        lambda v, m: (torch.diag(v, 1), torch.diag(m, -1)),
+        lambda: [torch.randn(3), torch.randn(4, 4)],
+    ),
     "unfold_im2col": (
         lambda x: x.unfold(2, 2, 1).unfold(3, 2, 1).reshape(1, 2, 9, 4),
         lambda: [torch.randn(1, 2, 4, 4)],

@@ -371,7 +371,13 @@ def _nan_clamp(x, min=None, max=None):
 
 
 def _in_place(functional: Callable) -> Callable:
-    return lambda x, *args, **kwargs: x.copy_(functional(x, *args, **kwargs))
+    """The in-place form of a (conditional) decomposition: its value copied into `x`."""
+
+    def decompose(x, *args, **kwargs):
+        value = functional(x, *args, **kwargs)
+        return NotImplemented if value is NotImplemented else x.copy_(value)
+
+    return decompose
 
 
 def _clamped_variance_divisor(op: torch._ops.OpOverload) -> Callable:
@@ -636,10 +642,10 @@ def _in_quadrant(quadrant, first, second, third, fourth):
 _inside_workaround = contextvars.ContextVar("_inside_workaround", default=False)
 
 
-def _traced_as_is(function: Callable, *args):
+def _traced_as_is(function: Callable, *args, **kwargs):
     token = _inside_workaround.set(True)
     try:
-        return function(*args)
+        return function(*args, **kwargs)
     finally:
         _inside_workaround.reset(token)
 
@@ -774,6 +780,78 @@ def _as_strided_scatter_in_storage(x, src, size, stride, storage_offset=None):
     return written.as_strided(x.shape, x.stride(), x.storage_offset()).clone()
 
 
+# TORCH-MLIR-WORKAROUND(bool-arithmetic), torch-mlir 20261001 / IREE 3.13:
+# accumulating into a bool tensor (`index_add`, `scatter_add`,
+# `scatter_reduce`, `index_put(..., accumulate=True)`) added in i1, where 1 + 1 wraps to 0 (eager: True), and
+# `sort` of booleans misplaced elements and is not stable. The bool operands
+# (`self`, `source`, `values`, `src`; never index masks) go through int32 and the
+# results back to bool; booleans sort as unique (value, position) keys.
+# Can go when test_opinfo_regressions.py's bool_accumulation matches eager
+# without it.
+_BOOL_OPERANDS = ("self", "source", "values", "src")
+
+
+def _booleans_through_integers(op: torch._ops.OpOverload) -> Callable:
+    names = [argument.name for argument in op._schema.arguments]
+
+    def decompose(*args, **kwargs):
+        first = args[0] if args else kwargs.get("self")
+        if _inside_workaround.get() or not isinstance(first, torch.Tensor) or first.dtype != torch.bool:
+            return NotImplemented
+        if "accumulate" in names:
+            position = names.index("accumulate")
+            if not (args[position] if len(args) > position else kwargs.get("accumulate", False)):
+                return NotImplemented
+
+        def widened(name: str, value: object) -> object:
+            bool_operand = name in _BOOL_OPERANDS and isinstance(value, torch.Tensor) and value.dtype == torch.bool
+            return value.to(torch.int32) if bool_operand else value
+
+        args = tuple(widened(names[i], a) for i, a in enumerate(args))
+        kwargs = {k: widened(k, v) for k, v in kwargs.items()}
+        return _traced_as_is(op, *args, **kwargs) != 0
+
+    return decompose
+
+
+def _boolean_sort(x, stable=None, dim=-1, descending=False):
+    """`sort` of booleans as a sort of unique int64 keys (value, then
+    position): stable as eager's, which IREE's sort is not (ties are the rule
+    among booleans)."""
+    if _inside_workaround.get() or x.dtype != torch.bool or x.dim() == 0:
+        return NotImplemented
+    dim = dim % x.dim()
+    n = x.shape[dim]
+    shape = [1] * x.dim()
+    shape[dim] = n
+    positions = torch.arange(n, device=x.device).view(shape)
+    keys = x.to(torch.int64) * n + (n - 1 - positions if descending else positions)
+    ordered, _ = _traced_as_is(torch.sort, keys, dim=dim, descending=descending)
+    rest = torch.remainder(ordered, n)
+    return torch.div(ordered, n, rounding_mode="floor") != 0, (n - 1 - rest if descending else rest)
+
+
+_BOOLEAN_ARITHMETIC = {
+    op: _booleans_through_integers(op)
+    for op in (
+        _aten.index_add.default,
+        _aten.index_put.default,
+        _aten._unsafe_masked_index_put_accumulate.default,
+        _aten.scatter_add.default,
+        _aten.scatter_reduce.two,
+    )
+} | {
+    _aten.scatter_add_.default: _in_place(_booleans_through_integers(_aten.scatter_add.default)),
+    _aten.scatter_reduce_.two: _in_place(_booleans_through_integers(_aten.scatter_reduce.two)),
+    _aten.sort.default: lambda x, dim=-1, descending=False: _boolean_sort(x, None, dim, descending),
+    _aten.sort.stable: lambda x, *, stable=None, dim=-1, descending=False: _boolean_sort(
+        x, stable, dim, descending
+    ),
+    _aten.index_add_.default: _in_place(_booleans_through_integers(_aten.index_add.default)),
+    _aten.index_put_.default: _in_place(_booleans_through_integers(_aten.index_put.default)),
+}
+
+
 # TORCH-MLIR-WORKAROUND(rad2deg-constant): its `rad2deg` multiplies by a
 # float32 180/pi, off by 1e-4 relative in float64; traced as the product with
 # the float64 constant. Can go when test_opinfo_regressions.py's
@@ -782,7 +860,7 @@ def _rad2deg(x):
     return x * (180.0 / math.pi)
 
 
-_WRONG_LOWERINGS = _TRIGONOMETRY | _POWERS | {
+_WRONG_LOWERINGS = _TRIGONOMETRY | _POWERS | _BOOLEAN_ARITHMETIC | {
     torch.ops.aten.rad2deg.default: _rad2deg,
     torch.ops.aten.rad2deg_.default: _in_place(_rad2deg),
     torch.ops.aten.atan2.default: _atan2_special_values,
@@ -801,16 +879,41 @@ _FORCED_DECOMPOSITIONS = (
     | frozenset(_NEGATIVE_DIM_CRASHES)
     | frozenset(_EMPTY_CONTRACTIONS)
 )
-_PURITY_OVERLOAD_DECOMPOSITIONS = (
-    _NAN_KEEPING
-    | _WRONG_LOWERINGS
-    | _MASKED_INDEX_PUTS
-    | _NEGATIVE_DIM_CRASHES
-    | _EMPTY_CONTRACTIONS
-    | {op: _clamped_variance_divisor(op) for op in _VARIANCES}
-    | {_aten.normal_.default: _normal_in_place, _aten.normal.float_float: _normal_of_size}
-    | {getattr(_aten.normal, o): _normal_from_tensors for o in ("Tensor_Tensor", "Tensor_float", "float_Tensor")}
-    | {
+def _first_applying(decompositions: list[Callable]) -> Callable:
+    """The first of several conditional decompositions of one op that applies
+    (each returns NotImplemented where it does not)."""
+    if len(decompositions) == 1:
+        return decompositions[0]
+
+    def decompose(*args, **kwargs):
+        for decomposition in decompositions:
+            result = decomposition(*args, **kwargs)
+            if result is not NotImplemented:
+                return result
+        return NotImplemented
+
+    return decompose
+
+
+def _chained(*tables: dict) -> dict:
+    """The tables merged; where several decompose one op, the earlier one is tried first."""
+    found: dict[torch._ops.OpOverload, list[Callable]] = {}
+    for table in tables:
+        for op, decomposition in table.items():
+            found.setdefault(op, []).append(decomposition)
+    return {op: _first_applying(decompositions) for op, decompositions in found.items()}
+
+
+_PURITY_OVERLOAD_DECOMPOSITIONS = _chained(
+    _NAN_KEEPING,
+    _WRONG_LOWERINGS,
+    _MASKED_INDEX_PUTS,
+    _NEGATIVE_DIM_CRASHES,
+    _EMPTY_CONTRACTIONS,
+    {op: _clamped_variance_divisor(op) for op in _VARIANCES},
+    {_aten.normal_.default: _normal_in_place, _aten.normal.float_float: _normal_of_size},
+    {getattr(_aten.normal, o): _normal_from_tensors for o in ("Tensor_Tensor", "Tensor_float", "float_Tensor")},
+    {
         op: _rejecting_negative_indices(decomposition_table[op])
         for op in (
             _aten.index_copy.default,
@@ -818,8 +921,8 @@ _PURITY_OVERLOAD_DECOMPOSITIONS = (
             _aten.index_add.default,
             _aten.index_add_.default,
         )
-    }
-    | {
+    },
+    {
         op: _wrapping_negative_indices(decomposition_table[op])
         for op in (
             _aten.index_fill.int_Scalar,
@@ -827,7 +930,7 @@ _PURITY_OVERLOAD_DECOMPOSITIONS = (
             _aten.index_fill.int_Tensor,
             _aten.index_fill_.int_Tensor,
         )
-    }
+    },
 )
 
 
