@@ -167,6 +167,22 @@ def _trace(
                 op=found_in.group(1) if found_in else None,
                 source=innermost_user_frame(error),
             ) from None
+        kind = type(error).__name__
+        if kind in ("DataDependentOutputException", "DynamicOutputShapeException") or _UNALLOCATED_DATA in str(error):
+            found = re.search(r"(aten\.[\w.]+)", str(error))
+            what = (
+                "returns a Python value computed from tensor data (`torch.equal`, `allclose`)"
+                if kind == "DataDependentOutputException"
+                else "makes a result whose shape depends on tensor data, which PyTorch's tracing cannot give a shape"
+                if kind == "DynamicOutputShapeException"
+                else "reads tensor data in Python while it runs"
+            )
+            raise PurityError(
+                "trace",
+                f"this op {what}, so one compiled program cannot hold it: call it outside the compiled function",
+                op=found.group(1) if found else None,
+                source=innermost_user_frame(error),
+            ) from None
         if type(error).__name__ == "GuardOnDataDependentSymNode":
             raise PurityError(
                 "trace",
@@ -185,6 +201,8 @@ def _trace(
         raise PurityError("trace", f"{type(error).__name__}: {error}", source=innermost_user_frame(error)) from error
 
 
+# FakeTensor's message when an op's Python code reads a traced tensor's data.
+_UNALLOCATED_DATA = "but its data is not allocated yet"
 # make_fx's message for a storage reaching an op during a trace.
 _STORAGE_ARGUMENT = "argument of type: <class 'torch.storage."
 
