@@ -172,6 +172,7 @@ class SegmentedProgram:
     parents: dict[fx.Node, tuple[str, fx.Node] | None] = field(default_factory=dict)
 
     run_in_eager: set[fx.Node] = field(default_factory=set)
+    written_inputs: list[int] | None = None  # positions of the inputs some step writes (found on the first call)
 
     def __post_init__(self) -> None:
         self.parents = {
@@ -183,7 +184,25 @@ class SegmentedProgram:
         return [s for s in self.steps if isinstance(s, _CompiledStep)]
 
     def run(self, inputs: Sequence[object]) -> list[object]:
-        """One call: the graph's flat outputs, the inputs written as eager writes them."""
+        """One call: the graph's flat outputs, the inputs written as eager writes them.
+        A step that fails (an index out of range found by a later step's
+        check, an eager op raising) leaves the inputs as they were: the ones
+        a step writes are copied first and restored."""
+        if self.written_inputs is None:
+            self.written_inputs = _written_placeholders(self.graph, self.parents, self.placeholders)
+        kept = [
+            (inputs[i], inputs[i].clone()) for i in self.written_inputs if isinstance(inputs[i], torch.Tensor)
+        ]
+        try:
+            return self._run(inputs)
+        except BaseException:
+            with torch.no_grad():
+                for tensor, copy in kept:
+                    if tensor.shape == copy.shape:
+                        tensor.copy_(copy)
+            raise
+
+    def _run(self, inputs: Sequence[object]) -> list[object]:
         values: dict[fx.Node, object] = dict(zip(self.placeholders, inputs, strict=True))
         rebuild = _Rebuilder(self.graph, values, self.parents)
         for step in self.steps:
@@ -197,6 +216,26 @@ class SegmentedProgram:
             for node, result, strides in zip(step.outputs, results, step.strides, strict=True):
                 values[node] = _with_strides(result, strides)
         return [rebuild(r) if isinstance(r, fx.Node) else r for r in self.results]
+
+
+def _written_placeholders(
+    graph: fx.GraphModule, parents: dict[fx.Node, tuple[str, fx.Node] | None], placeholders: list[fx.Node]
+) -> list[int]:
+    """Positions of the placeholders whose storage an op of the graph writes
+    (an argument its schema marks written, followed through views to its base)."""
+    written: set[fx.Node] = set()
+    for node in graph.graph.nodes:
+        if node.op != "call_function" or not isinstance(node.target, torch._ops.OpOverload):
+            continue
+        for index, parameter in enumerate(node.target._schema.arguments):
+            if parameter.alias_info is None or not parameter.alias_info.is_write:
+                continue
+            value = node.args[index] if index < len(node.args) else node.kwargs.get(parameter.name)
+            while isinstance(value, fx.Node) and parents.get(value) is not None:
+                value = parents[value][1]
+            if isinstance(value, fx.Node):
+                written.add(value)
+    return [position for position, node in enumerate(placeholders) if node in written]
 
 
 def _without_lazy_bits(value: object) -> object:
