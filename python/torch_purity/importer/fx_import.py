@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import functools
 import math
 import operator
 import re
@@ -35,7 +36,6 @@ import torch.fx as fx
 from torch._decomp import core_aten_decompositions, decomposition_table
 from torch.fx.experimental.proxy_tensor import make_fx
 from torch.fx.experimental.symbolic_shapes import free_unbacked_symbols
-from torch.overrides import TorchFunctionMode
 from torch_mlir.dialects import func as func_dialect
 from torch_mlir.extras import fx_importer as tm_fx
 from torch_mlir.ir import (
@@ -148,7 +148,7 @@ def _trace(
     )
     indexing = SymIntIndexing() if symbolic is not None else contextlib.nullcontext()
     try:
-        with _compiling(), indexing, _LostOutWrites():
+        with _compiling(), indexing, _out_writes_kept():
             if preserve_meta:
                 with torch.fx.traceback.preserve_node_meta():
                     return tracer(*inputs)
@@ -207,37 +207,46 @@ _UNALLOCATED_DATA = "but its data is not allocated yet"
 _STORAGE_ARGUMENT = "argument of type: <class 'torch.storage."
 
 
-class _LostOutWrites(TorchFunctionMode):
-    """PYTORCH-WORKAROUND(out-rebinding), torch 2.13: a few composite out=
-    kernels rebind their `out` reference instead of writing it when the
-    input is a tensor subclass, as every traced tensor is
-    (`linalg_matrix_rank_out`: `result = at::sum(...)` under
-    `isTensorSubclassLike`). The trace then has no write into `out`, and
-    the compiled program leaves it uninitialized where eager fills it.
-    Eager's out= calls always write their `out` tensors (a tensor with no
-    element included: its version still counts the write), so a call whose
-    `out` tensors' version counters did not move lost its write: the
-    function is traced again without `out`, and its value copied into it
-    (resized first where eager's `resize_output` would). Can go when
-    test_opinfo_regressions.py's `matrix_rank_out` passes without it."""
+@contextlib.contextmanager
+def _out_writes_kept() -> Iterator[None]:
+    """PYTORCH-WORKAROUND(out-rebinding), torch 2.13: a composite out= kernel
+    rebinds its `out` reference instead of writing it when the input is a
+    tensor subclass, as every traced tensor is (`linalg_matrix_rank_out`:
+    `result = at::sum(...)` under `isTensorSubclassLike`). The trace then has
+    no write into `out`, and the compiled program left it uninitialized
+    where eager fills it. While tracing, the affected functions (in
+    `_OUT_REBINDING`) called with `out=` compute their value without it and
+    copy it into `out` (resized first where eager's `resize_output` would).
+    Only these functions are replaced, for the trace's duration: a
+    torch-function mode would do it for all, but its mere presence changed
+    other traces (`fft.ihfftn(..., out=)` lost its write through a view).
+    Can go when test_opinfo_regressions.py's `matrix_rank_out` passes
+    without it."""
+    originals = {name: getattr(module, name) for module, name in _OUT_REBINDING}
 
-    def __torch_function__(self, func, types, args=(), kwargs=None):
-        kwargs = kwargs or {}
-        given = kwargs.get("out")
-        outs = [given] if isinstance(given, torch.Tensor) else list(given) if isinstance(given, tuple | list) else []
-        if not outs or not all(isinstance(out, torch.Tensor) for out in outs):
-            return func(*args, **kwargs)
-        versions = [out._version for out in outs]
-        result = func(*args, **kwargs)
-        if any(out._version != version for out, version in zip(outs, versions, strict=True)):
-            return result
-        values = func(*args, **{k: v for k, v in kwargs.items() if k != "out"})
-        values = [values] if isinstance(values, torch.Tensor) else list(values)
-        for out, value in zip(outs, values, strict=True):
+    def keeping_out(function: Callable) -> Callable:
+        @functools.wraps(function)
+        def call(*args, out=None, **kwargs):
+            if out is None:
+                return function(*args, **kwargs)
+            value = function(*args, **kwargs)
             if out.shape != value.shape:
                 out.resize_(value.shape)
-            out.copy_(value)
-        return result
+            return out.copy_(value)
+
+        return call
+
+    for module, name in _OUT_REBINDING:
+        setattr(module, name, keeping_out(originals[name]))
+    try:
+        yield
+    finally:
+        for module, name in _OUT_REBINDING:
+            setattr(module, name, originals[name])
+
+
+# Functions whose composite out= kernel rebinds `out` under tracing (found by the OpInfo run).
+_OUT_REBINDING = ((torch.linalg, "matrix_rank"),)
 
 
 # FakeTensorMode's message for a real tensor reaching an op during a trace.
