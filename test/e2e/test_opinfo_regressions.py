@@ -107,6 +107,25 @@ PROGRAMS = {
         ],
         False,
     ),
+    # TORCH-MLIR-WORKAROUND(scatter-mean): wrong without include_self, integer means
+    # rounded toward zero, and an integer division by a zero count killed the process (SIGFPE)
+    "scatter_mean": (
+        lambda x, i, s, n, j, t: (
+            torch.scatter_reduce(x, 0, i, s, "mean", include_self=False),
+            x.clone().scatter_reduce_(1, i.t().contiguous()[:, :2], s.t().contiguous()[:, :2], "mean"),
+            torch.scatter_reduce(n, 0, j, t, "mean"),
+            torch.scatter_reduce(n, 0, j, t, "mean", include_self=False),
+        ),
+        [
+            torch.randn(5, 4),
+            torch.tensor([[0, 1, 1, 0], [0, 0, 1, 1], [1, 1, 1, 0]]),
+            torch.randn(3, 4),
+            torch.tensor([[-7, 3, 5], [2, -9, 4], [1, 1, -1], [6, -2, 0]]),
+            torch.tensor([[0, 0, 1], [0, 1, 1]]),
+            torch.tensor([[-4, 5, -3], [1, -6, 2]]),
+        ],
+        False,
+    ),
     # torch-mlir's clamp_min_ with a tensor bound was wrong on booleans
     "clamp_min_in_place_on_booleans": (
         lambda x, y: (x.clamp_min_(y), torch.clamp_max(x, y)),

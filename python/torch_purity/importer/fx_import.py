@@ -879,6 +879,24 @@ _BOOLEAN_ARITHMETIC = {
 }
 
 
+# TORCH-MLIR-WORKAROUND(scatter-mean), torch-mlir 20261001: its
+# `scatter_reduce(..., "mean")` was wrong with `include_self=False` (the
+# positions no source element reaches), rounded integer means toward zero
+# where eager floors, and divided an integer by a zero count (SIGFPE: the
+# user's process died). Traced as eager computes it: sums and counts by
+# scatter_add, divided where a count is positive. Can go when
+# test_opinfo_regressions.py's scatter_mean programs match eager without it.
+def _scatter_mean(x, dim, index, src, reduce, *, include_self=True):
+    if reduce != "mean" or x.dtype == torch.bool:
+        return NotImplemented
+    hits = torch.zeros_like(x).scatter_add(dim, index, torch.ones_like(src))
+    sums = torch.scatter_add(x if include_self else torch.zeros_like(x), dim, index, src)
+    counts = hits + 1 if include_self else hits
+    divisor = counts.clamp_min(1)
+    means = sums / divisor if x.dtype.is_floating_point else torch.div(sums, divisor, rounding_mode="floor")
+    return torch.where(counts > 0, means, x)
+
+
 # TORCH-MLIR-WORKAROUND(rad2deg-constant): its `rad2deg` multiplies by a
 # float32 180/pi, off by 1e-4 relative in float64; traced as the product with
 # the float64 constant. Can go when test_opinfo_regressions.py's
@@ -887,7 +905,9 @@ def _rad2deg(x):
     return x * (180.0 / math.pi)
 
 
-_WRONG_LOWERINGS = _TRIGONOMETRY | _POWERS | _BOOLEAN_ARITHMETIC | {
+_WRONG_LOWERINGS = _TRIGONOMETRY | _POWERS | {
+    torch.ops.aten.scatter_reduce.two: _scatter_mean,
+    torch.ops.aten.scatter_reduce_.two: _in_place(_scatter_mean),
     torch.ops.aten.rad2deg.default: _rad2deg,
     torch.ops.aten.rad2deg_.default: _in_place(_rad2deg),
     torch.ops.aten.atan2.default: _atan2_special_values,
@@ -900,6 +920,7 @@ _WRONG_LOWERINGS = _TRIGONOMETRY | _POWERS | _BOOLEAN_ARITHMETIC | {
 _FORCED_DECOMPOSITIONS = (
     _FORCED_DECOMPOSITIONS
     | frozenset(_WRONG_LOWERINGS)
+    | frozenset(_BOOLEAN_ARITHMETIC)
     | frozenset(_NAN_KEEPING)
     | _VARIANCES
     | frozenset(_MASKED_INDEX_PUTS)
@@ -933,6 +954,7 @@ def _chained(*tables: dict) -> dict:
 
 _PURITY_OVERLOAD_DECOMPOSITIONS = _chained(
     _NAN_KEEPING,
+    _BOOLEAN_ARITHMETIC,
     _WRONG_LOWERINGS,
     _MASKED_INDEX_PUTS,
     _NEGATIVE_DIM_CRASHES,
