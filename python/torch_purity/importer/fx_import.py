@@ -750,9 +750,9 @@ def _pow_tensor_scalar(base, exponent):
 def _pow_scalar_tensor(base, exponent):
     if _inside_workaround.get() or isinstance(base, bool) or not isinstance(base, int | float):
         return NotImplemented
+    if (base > 0 and base != 1) or (isinstance(base, int) and not exponent.dtype.is_floating_point):
+        return NotImplemented  # (an integer power of an integer stays an integer)
     dtype = exponent.dtype if exponent.dtype.is_floating_point else torch.get_default_dtype()
-    if base > 0 and base != 1:
-        return NotImplemented
     return _pow_tensor_tensor(torch.full_like(exponent, base, dtype=dtype), exponent)
 
 
