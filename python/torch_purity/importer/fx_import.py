@@ -24,10 +24,10 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
-import functools
 import math
 import operator
 import re
+import warnings
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
@@ -214,39 +214,42 @@ def _out_writes_kept() -> Iterator[None]:
     tensor subclass, as every traced tensor is (`linalg_matrix_rank_out`:
     `result = at::sum(...)` under `isTensorSubclassLike`). The trace then has
     no write into `out`, and the compiled program left it uninitialized
-    where eager fills it. While tracing, the affected functions (in
-    `_OUT_REBINDING`) called with `out=` compute their value without it and
-    copy it into `out` (resized first where eager's `resize_output` would).
-    Only these functions are replaced, for the trace's duration: a
-    torch-function mode would do it for all, but its mere presence changed
-    other traces (`fft.ihfftn(..., out=)` lost its write through a view).
-    Can go when test_opinfo_regressions.py's `matrix_rank_out` passes
-    without it."""
-    originals = {name: getattr(module, name) for module, name in _OUT_REBINDING}
-
-    def keeping_out(function: Callable) -> Callable:
-        @functools.wraps(function)
-        def call(*args, out=None, **kwargs):
-            if out is None:
-                return function(*args, **kwargs)
-            value = function(*args, **kwargs)
-            if out.shape != value.shape:
-                out.resize_(value.shape)
-            return out.copy_(value)
-
-        return call
-
-    for module, name in _OUT_REBINDING:
-        setattr(module, name, keeping_out(originals[name]))
+    where eager fills it. While tracing, those out= overloads (in
+    `_OUT_REBINDING`) get a CompositeImplicitAutograd kernel computing the
+    functional overload and copying it into `out` (resized first where
+    eager's `resize_output` would); the registration is dropped after the
+    trace. (A torch-function mode seeing every out= call was tried first:
+    its mere presence changed another trace, `fft.ihfftn(..., out=)`.) Can
+    go when test_opinfo_regressions.py's `matrix_rank_out` passes without it."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # "overriding a previously registered kernel"
+        library = torch.library.Library("aten", "IMPL")
+        for out_overload, functional in _OUT_REBINDING.items():
+            library.impl(out_overload, _writing_out(functional), "CompositeImplicitAutograd")
     try:
         yield
     finally:
-        for module, name in _OUT_REBINDING:
-            setattr(module, name, originals[name])
+        library._destroy()
 
 
-# Functions whose composite out= kernel rebinds `out` under tracing (found by the OpInfo run).
-_OUT_REBINDING = ((torch.linalg, "matrix_rank"),)
+def _writing_out(functional: torch._ops.OpOverload) -> Callable:
+    def kernel(*args, **kwargs):
+        out = kwargs.pop("out")
+        value = functional(*args, **kwargs)
+        if out.shape != value.shape:
+            out.resize_(value.shape)
+        return out.copy_(value)
+
+    return kernel
+
+
+# Out= overloads whose composite kernel rebinds `out` under tracing (found by the OpInfo run).
+_OUT_REBINDING = {
+    "linalg_matrix_rank.out": torch.ops.aten.linalg_matrix_rank.default,
+    "linalg_matrix_rank.atol_rtol_tensor_out": torch.ops.aten.linalg_matrix_rank.atol_rtol_tensor,
+    "linalg_matrix_rank.atol_rtol_float_out": torch.ops.aten.linalg_matrix_rank.atol_rtol_float,
+    "linalg_matrix_rank.out_tol_tensor": torch.ops.aten.linalg_matrix_rank.tol_tensor,
+}
 
 
 # FakeTensorMode's message for a real tensor reaching an op during a trace.
