@@ -1235,7 +1235,7 @@ def _fresh_out_tensors_as_results(gm: fx.GraphModule) -> None:
         out = node.kwargs.get("out")
         if functional is None or not isinstance(out, fx.Node) or out.target not in _FRESH_TENSORS:
             continue
-        if any(order[user] < order[node] for user in out.users):
+        if any(order.get(user, -1) < order[node] for user in out.users):
             continue  # read before it is written: eager's resize keeps what was there
         want = out.meta["val"].dtype
         kwargs = {k: v for k, v in node.kwargs.items() if k != "out"}
@@ -1244,11 +1244,14 @@ def _fresh_out_tensors_as_results(gm: fx.GraphModule) -> None:
         with gm.graph.inserting_before(node):
             result = gm.graph.call_function(functional, node.args, kwargs)
             result.meta = dict(node.meta)
+            # What the functional op makes (`add` of integers into a float `out`: an integer).
+            fake_args, fake_kwargs = fx.node.map_arg((node.args, kwargs), lambda n: n.meta["val"])
+            result.meta["val"] = functional(*fake_args, **fake_kwargs)
             if result.meta["val"].dtype != want:
                 converted = gm.graph.call_function(torch.ops.aten._to_copy.default, (result,), {"dtype": want})
                 converted.meta = dict(node.meta)
                 result = converted
-        later_uses = [user for user in out.users if user is not node and order[user] > order[node]]
+        later_uses = [user for user in out.users if user is not node and order.get(user, -1) > order[node]]
         node.replace_all_uses_with(result)
         for user in later_uses:
             user.replace_input_with(out, result)
