@@ -1042,18 +1042,19 @@ def _through_functional(op: torch._ops.OpOverload, functional: torch._ops.OpOver
     return decompose
 
 
-def _decomposition_of(op: torch._ops.OpOverload):
+def _decomposition_of(op: torch._ops.OpOverload, context: Context):
     """Ours, then PyTorch's core-ATen decomposition (it targets ATen ops the
-    dialect mostly has), then the full table (which may produce prims)."""
+    dialect mostly has), then the full table (which may produce prims). Where
+    ours is conditional (it returns NotImplemented for the cases it does not
+    fix) and the dialect has no op for `op`, PyTorch's takes those cases."""
     functional = _worked_around_functional(op)
     if functional is not None:
         return _through_functional(op, functional)
-    found = (
-        _PURITY_OVERLOAD_DECOMPOSITIONS.get(op)
-        or _PURITY_DECOMPOSITIONS.get(op._schema.name)
-        or _CORE_ATEN_DECOMPOSITIONS.get(op)
-        or decomposition_table.get(op)
-    )
+    ours = _PURITY_OVERLOAD_DECOMPOSITIONS.get(op) or _PURITY_DECOMPOSITIONS.get(op._schema.name)
+    theirs = _CORE_ATEN_DECOMPOSITIONS.get(op) or decomposition_table.get(op)
+    if ours is not None and theirs is not None and not context.is_registered_operation(mlir_op_name(op)):
+        return _first_applying([ours, theirs])
+    found = ours or theirs
     if found is None and op._schema.name.startswith("aten::_foreach_"):
         found = _per_tensor(op)
     return found
@@ -1191,7 +1192,7 @@ def trace_to_aten(
     decompositions: dict = {}
     for _ in range(_MAX_DECOMPOSITION_ROUNDS):
         missing = _unregistered_targets(gm, context)
-        new = {op: _decomposition_of(op) for op in missing if _decomposition_of(op) is not None}
+        new = {op: _decomposition_of(op, context) for op in missing if _decomposition_of(op, context) is not None}
         new = {op: d for op, d in new.items() if op not in decompositions}
         if not new:
             break
