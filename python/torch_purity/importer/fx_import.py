@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import functools
 import math
 import operator
 import re
@@ -680,9 +681,20 @@ def _traced_as_is(function: Callable, *args, **kwargs):
         _inside_workaround.reset(token)
 
 
+def _outside_workarounds(decomposition: Callable) -> Callable:
+    """The decomposition, not applied to a call `_traced_as_is` marks."""
+
+    @functools.wraps(decomposition)
+    def decompose(*args, **kwargs):
+        return NotImplemented if _inside_workaround.get() else decomposition(*args, **kwargs)
+
+    return decompose
+
+
 def _reduced_trigonometry(name: str) -> Callable:
+    @_outside_workarounds
     def decompose(x):
-        if _inside_workaround.get() or x.dtype not in (torch.float32, torch.float16, torch.bfloat16):
+        if x.dtype not in (torch.float32, torch.float16, torch.bfloat16):
             return NotImplemented
         sine, cosine, quadrant = _traced_as_is(_quarter_turn_parts, x)
         if name == "sin":
@@ -702,9 +714,8 @@ def _reduced_trigonometry(name: str) -> Callable:
 # sign(y) * atan2(|y|, x), with those two cases of |y| set as eager sets
 # them; the sign of a zero is read from 1/y. Can go when
 # test_opinfo_regressions.py's atan2_special_values matches eager without it.
+@_outside_workarounds
 def _atan2_special_values(y, x):
-    if _inside_workaround.get():
-        return NotImplemented
     dtype = torch.promote_types(y.dtype, x.dtype)
     dtype = dtype if dtype.is_floating_point else torch.get_default_dtype()
     y, x = y.to(dtype), x.to(dtype)
@@ -727,8 +738,9 @@ def _atan2_special_values(y, x):
 # negative base, and NaN for a finite negative base to a non-integer power
 # are set here. A negative number exponent is the reciprocal of |e|'s power.
 # Can go when test_opinfo_regressions.py's pow_* programs match eager without it.
+@_outside_workarounds
 def _pow_tensor_tensor(base, exponent):
-    if _inside_workaround.get() or not torch.promote_types(base.dtype, exponent.dtype).is_floating_point:
+    if not torch.promote_types(base.dtype, exponent.dtype).is_floating_point:
         return NotImplemented
     dtype = torch.promote_types(base.dtype, exponent.dtype)
     base, exponent = base.to(dtype), exponent.to(dtype)
@@ -742,16 +754,18 @@ def _pow_tensor_tensor(base, exponent):
     return torch.where(one, 1.0, value)
 
 
+@_outside_workarounds
 def _pow_tensor_scalar(base, exponent):
-    if _inside_workaround.get() or not base.dtype.is_floating_point or isinstance(exponent, bool):
+    if not base.dtype.is_floating_point or isinstance(exponent, bool):
         return NotImplemented
     if not isinstance(exponent, int | float) or not exponent < 0:
         return NotImplemented
     return 1 / _traced_as_is(torch.pow, base, -exponent)
 
 
+@_outside_workarounds
 def _pow_scalar_tensor(base, exponent):
-    if _inside_workaround.get() or isinstance(base, bool) or not isinstance(base, int | float):
+    if isinstance(base, bool) or not isinstance(base, int | float):
         return NotImplemented
     if (base > 0 and base != 1) or (isinstance(base, int) and not exponent.dtype.is_floating_point):
         return NotImplemented  # (an integer power of an integer stays an integer)
@@ -824,9 +838,10 @@ _BOOL_OPERANDS = ("self", "source", "values", "src")
 def _booleans_through_integers(op: torch._ops.OpOverload) -> Callable:
     names = [argument.name for argument in op._schema.arguments]
 
+    @_outside_workarounds
     def decompose(*args, **kwargs):
         first = args[0] if args else kwargs.get("self")
-        if _inside_workaround.get() or not isinstance(first, torch.Tensor) or first.dtype != torch.bool:
+        if not isinstance(first, torch.Tensor) or first.dtype != torch.bool:
             return NotImplemented
         if "accumulate" in names:
             position = names.index("accumulate")
@@ -844,11 +859,12 @@ def _booleans_through_integers(op: torch._ops.OpOverload) -> Callable:
     return decompose
 
 
+@_outside_workarounds
 def _boolean_sort(x, stable=None, dim=-1, descending=False):
     """`sort` of booleans as a sort of unique int64 keys (value, then
     position): stable as eager's, which IREE's sort is not (ties are the rule
     among booleans)."""
-    if _inside_workaround.get() or x.dtype != torch.bool or x.dim() == 0:
+    if x.dtype != torch.bool or x.dim() == 0:
         return NotImplemented
     dim = dim % x.dim()
     n = x.shape[dim]
