@@ -88,6 +88,56 @@ func.func @guarded_writes(%cache: !torch.tensor<[6,4],f32>, %p: !torch.tensor<[4
 
 // -----
 
+// A write at a tensor position into an argument (index_put, accumulate
+// false: `cache.index_copy_(0, position, row)`, a static KV cache) stays a
+// write of those elements: when a check fails it writes back what they held
+// (read at the clamped indices, purity.guard_read), so the argument can be
+// written in place. Accumulating writes are selected whole.
+// CHECK-LABEL: func.func @guarded_index_put(
+// CHECK: %[[CACHE:.*]] = torch.copy.to_vtensor %arg0
+// CHECK: %[[SUMS:.*]] = torch.copy.to_vtensor %arg1
+// CHECK: %[[CLAMPED:.*]] = torch.aten.clamp %arg3
+// CHECK: %[[SAFE:.*]] = torch.prim.ListConstruct %{{.*}} : (!torch.vtensor<[1],si64>) -> !torch.list<optional<vtensor>>
+// CHECK: torch.aten.index_put %[[CACHE]], %[[SAFE]], %arg2, %false
+// CHECK: %[[ADDED:.*]] = torch.aten.index_put %[[SUMS]], %{{.*}}, %arg2, %true
+// CHECK: %[[OK:.*]] = torch.aten.all
+// CHECK: %[[OLD:.*]] = torch.aten.index.Tensor %[[CACHE]], %[[SAFE]] {purity.guard_read} : !torch.vtensor<[6,4],f32>, !torch.list<optional<vtensor>> -> !torch.vtensor<[1,4],f32>
+// CHECK: %[[ROW:.*]] = torch.aten.where.self %[[OK]], %arg2, %[[OLD]] : !torch.vtensor<[],i1>, !torch.vtensor<[1,4],f32>, !torch.vtensor<[1,4],f32> -> !torch.vtensor<[1,4],f32>
+// CHECK: %[[WRITTEN:.*]] = torch.aten.index_put %[[CACHE]], %[[SAFE]], %[[ROW]], %false
+// CHECK: torch.overwrite.tensor.contents %[[WRITTEN]] overwrites %arg0
+// CHECK: %[[KEPT:.*]] = torch.aten.where.self %[[OK]], %[[ADDED]], %[[SUMS]] : !torch.vtensor<[],i1>, !torch.vtensor<[6,4],f32>
+// CHECK: torch.overwrite.tensor.contents %[[KEPT]] overwrites %arg1
+func.func @guarded_index_put(%cache: !torch.tensor<[6,4],f32>, %sums: !torch.tensor<[6,4],f32>, %row: !torch.vtensor<[1,4],f32>, %position: !torch.vtensor<[1],si64>) -> !torch.vtensor<[1,4],f32> {
+  %false = torch.constant.bool false
+  %true = torch.constant.bool true
+  %c = torch.copy.to_vtensor %cache : !torch.vtensor<[6,4],f32>
+  %s = torch.copy.to_vtensor %sums : !torch.vtensor<[6,4],f32>
+  %indices = torch.prim.ListConstruct %position : (!torch.vtensor<[1],si64>) -> !torch.list<optional<vtensor>>
+  %written = torch.aten.index_put %c, %indices, %row, %false : !torch.vtensor<[6,4],f32>, !torch.list<optional<vtensor>>, !torch.vtensor<[1,4],f32>, !torch.bool -> !torch.vtensor<[6,4],f32>
+  %added = torch.aten.index_put %s, %indices, %row, %true : !torch.vtensor<[6,4],f32>, !torch.list<optional<vtensor>>, !torch.vtensor<[1,4],f32>, !torch.bool -> !torch.vtensor<[6,4],f32>
+  torch.overwrite.tensor.contents %written overwrites %cache : !torch.vtensor<[6,4],f32>, !torch.tensor<[6,4],f32>
+  torch.overwrite.tensor.contents %added overwrites %sums : !torch.vtensor<[6,4],f32>, !torch.tensor<[6,4],f32>
+  return %row : !torch.vtensor<[1,4],f32>
+}
+
+// -----
+
+// Non-adjacent advanced indices lead the region's shape (PyTorch's rule):
+// x[i, :, j] of a [5,3,7] tensor with i, j of shape [2] is [2,3].
+// CHECK-LABEL: func.func @guarded_index_put_split_indices(
+// CHECK: torch.aten.index.Tensor {{.*}} {purity.guard_read} : !torch.vtensor<[5,3,7],f32>, !torch.list<optional<vtensor>> -> !torch.vtensor<[2,3],f32>
+func.func @guarded_index_put_split_indices(%x: !torch.tensor<[5,3,7],f32>, %values: !torch.vtensor<[3],f32>, %i: !torch.vtensor<[2],si64>, %j: !torch.vtensor<[2],si64>) -> !torch.vtensor<[3],f32> {
+  %false = torch.constant.bool false
+  %none = torch.constant.none
+  %v = torch.copy.to_vtensor %x : !torch.vtensor<[5,3,7],f32>
+  %indices = torch.prim.ListConstruct %i, %none, %j : (!torch.vtensor<[2],si64>, !torch.none, !torch.vtensor<[2],si64>) -> !torch.list<optional<vtensor>>
+  %written = torch.aten.index_put %v, %indices, %values, %false : !torch.vtensor<[5,3,7],f32>, !torch.list<optional<vtensor>>, !torch.vtensor<[3],f32>, !torch.bool -> !torch.vtensor<[5,3,7],f32>
+  torch.overwrite.tensor.contents %written overwrites %x : !torch.vtensor<[5,3,7],f32>, !torch.tensor<[5,3,7],f32>
+  return %values : !torch.vtensor<[3],f32>
+}
+
+// -----
+
 // Two checks: a 2-d index's flags are flattened, and the flags of all checks
 // are concatenated in program order.
 // CHECK-LABEL: func.func @two_checks(

@@ -212,6 +212,44 @@ def test_decode_loop_past_the_cache_end_raises_and_keeps_the_cache():
     assert torch.equal(cache, eager_cache)
 
 
+def _index_copy_write(cache, position, row):
+    cache.index_copy_(0, position, row)
+    return cache[position].sum()
+
+
+def _setitem_write(cache, position, row):
+    cache[position] = row
+    return row.sum()
+
+
+def _attention_after_write(cache, position, row):
+    cache[:, position] = row  # the elements at (:, position): index_put with a leading full slice
+    return cache[:, :4].sum(1)
+
+
+@pytest.mark.parametrize("program", [_index_copy_write, _setitem_write, _attention_after_write])
+def test_a_write_at_a_tensor_position_is_done_in_the_callers_tensor(program):
+    """A static KV cache's write (a row at a position given as a tensor):
+    the cache is tied and IREE writes it in the caller's memory, so nothing
+    of the whole cache is copied, the calls match eager, and a position past
+    the end still raises with the cache untouched."""
+    cache = torch.randn(4096, 16) if program is not _attention_after_write else torch.randn(16, 4096)
+    row = torch.randn(1, 16) if program is not _attention_after_write else torch.randn(16, 1)
+    eager_cache = cache.clone()
+    compiled = torch_purity.compile(program)
+    for step in (3, 4095, 0):
+        position = torch.tensor([step])
+        got = compiled(cache, position, row)
+        torch.testing.assert_close(got, program(eager_cache, position, row))
+        assert torch.equal(cache, eager_cache)
+    entry, _ = compiled.entry_for(cache, torch.tensor([0]), row)
+    assert entry.convention.tied_inputs == {0} and entry.hand_over == "in place"
+    assert 0 in entry.imports and entry.imports[0][0] == cache.data_ptr(), "the cache crossed as a copy"
+    with pytest.raises(IndexError, match=r"index out of range"):
+        compiled(cache, torch.tensor([4096]), row + 1)
+    assert torch.equal(cache, eager_cache)
+
+
 def test_through_torch_compile():
     torch._dynamo.reset()
     program = with_cache_row(embedding)

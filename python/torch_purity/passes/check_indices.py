@@ -388,26 +388,98 @@ def _constant_within(index: Value, low: int, size: int) -> bool:
 
 def _guarded(final: Value, original: Value, ok: Value) -> Value:
     """`final` when `ok`, else the argument's original value, built at the
-    insertion point (after every check). A chain of scatters into the
-    original is rebuilt with each written region guarded, so it stays a
-    chain of region writes; anything else is selected whole."""
+    insertion point (after every check). A chain of region writes into the
+    original (`select_scatter`, `slice_scatter`, a non-accumulating
+    `index_put` at indices of static shape) is rebuilt with each written
+    region guarded, so it stays a chain of region writes; anything else is
+    selected whole."""
     chain: list[Operation] = []
     bottom = final
-    while bottom != original and getattr(bottom.owner, "name", None) in _SCATTERS:
+    while bottom != original and _region_write(bottom) is not None:
         chain.append(bottom.owner)
         bottom = bottom.owner.operands[0]
     current = bottom if bottom == original else AtenWhereSelfOp(bottom.type, ok, bottom, original).result
-    for scatter in reversed(chain):
-        source, position = scatter.operands[1], list(scatter.operands[2:])
-        # The region read and the rebuilt scatter follow the scatter found (select or slice): the op name is
-        # data, so generic creation.
-        region = Operation.create(_REGION_READS[scatter.name], results=[source.type], operands=[current, *position])
+    for write in reversed(chain):
+        found = _region_write(write.results[0])
+        operands = list(write.operands)
+        # The region read and the rebuilt write follow the op found (select, slice or index_put): the op name
+        # is data, so generic creation.
+        region = Operation.create(
+            found.read, results=[found.region_type], operands=[current, *(operands[i] for i in found.position)]
+        )
         region.attributes[contract.GUARD_READ] = UnitAttr.get()
-        kept = AtenWhereSelfOp(source.type, ok, source, region.result).result
+        operands[0] = current
+        operands[found.source] = AtenWhereSelfOp(found.region_type, ok, operands[found.source], region.result).result
         current = Operation.create(
-            scatter.name, results=[scatter.results[0].type], operands=[current, kept, *position], loc=scatter.location
+            write.name, results=[write.results[0].type], operands=operands, loc=write.location
         ).result
     return current
+
+
+@dataclass(frozen=True)
+class _RegionWrite:
+    read: str  # the op reading the region the write replaces
+    source: int  # the operand holding what is written there
+    region_type: Type
+    position: tuple[int, ...]  # the operands saying where the region is (the read's after its base)
+
+
+_INDEX_PUTS = ("torch.aten.index_put", "torch.aten.index_put.hacked_twin", "torch.aten._index_put_impl")
+
+
+def _region_write(value: Value) -> _RegionWrite | None:
+    """How `value` writes a region into its first operand; None where it does not."""
+    owner = getattr(value, "owner", None)
+    name = getattr(owner, "name", None)
+    if name in _SCATTERS:
+        return _RegionWrite(_REGION_READS[name], 1, owner.operands[1].type, tuple(range(2, len(owner.operands))))
+    if name not in _INDEX_PUTS:
+        return None
+    try:
+        if constant_of(owner.operands[3]) is not False:
+            return None  # accumulating: the region is added to, not replaced
+    except NotConstant:
+        return None
+    base, values = owner.operands[0], owner.operands[2]
+    sizes = static_sizes(base.type)
+    construct = getattr(owner.operands[1].owner, "operation", None)
+    if sizes is None or getattr(construct, "name", None) != "torch.prim.ListConstruct":
+        return None
+    shape = _indexed_shape(sizes, list(construct.operands))
+    value_sizes = static_sizes(values.type)
+    if shape is None or value_sizes is None or len(value_sizes) > len(shape):
+        return None
+    if element_type_text(values.type) != element_type_text(base.type):
+        return None
+    region_type = _type(_with_shape(str(base.type), ",".join(map(str, shape))))
+    return _RegionWrite("torch.aten.index.Tensor", 2, region_type, (1,))
+
+
+def _indexed_shape(sizes: list[int], indices: list[Value]) -> list[int] | None:
+    """The shape of `base[indices]` (advanced indexing, PyTorch's rules: the
+    broadcast index shape replaces the indexed dims where they are adjacent,
+    else leads); None for masks or dynamic shapes."""
+    if len(indices) > len(sizes):
+        return None
+    indexed, shapes = [], []
+    for dim, index in enumerate(indices):
+        if str(index.type) == "!torch.none":
+            continue
+        index_sizes = static_sizes(index.type)
+        if index_sizes is None or element_type_text(index.type) in _NOT_INDICES:
+            return None
+        indexed.append(dim)
+        shapes.append(index_sizes)
+    if not indexed:
+        return None
+    try:
+        broadcast = list(np.broadcast_shapes(*map(tuple, shapes)))
+    except ValueError:
+        return None
+    kept = [size for dim, size in enumerate(sizes) if dim not in indexed]
+    if indexed == list(range(indexed[0], indexed[-1] + 1)):
+        return sizes[: indexed[0]] + broadcast + sizes[indexed[-1] + 1 :]
+    return broadcast + kept
 
 
 def _original_value(function: Operation, argument: Value) -> Value:

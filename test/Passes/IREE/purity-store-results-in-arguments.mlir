@@ -107,6 +107,44 @@ func.func @row_write_into_tied_input(%cache: tensor<8x4xf32> {iree.abi.output = 
 
 // -----
 
+// A scatter (index_put at a tensor position: a static KV cache's row) into
+// the tied input is written by its own dispatch: no copy of the whole cache.
+// CHECK-LABEL: func.func @scatter_into_tied_input(
+// CHECK-NOT: linalg.generic
+// CHECK: %[[WRITTEN:.*]] = tm_tensor.scatter
+// CHECK-NOT: linalg.generic
+// CHECK: return %[[WRITTEN]]
+func.func @scatter_into_tied_input(%cache: tensor<8x4xf32> {iree.abi.output = 0 : index}, %row: tensor<1x1x4xf32>, %position: tensor<1x1xi64>) -> tensor<8x4xf32> {
+  %written = tm_tensor.scatter {dimension_map = array<i64: 0>} unique_indices(true) ins(%row, %position : tensor<1x1x4xf32>, tensor<1x1xi64>) outs(%cache : tensor<8x4xf32>) {
+  ^bb0(%new: f32, %old: f32):
+    tm_tensor.yield %new : f32
+  } -> tensor<8x4xf32>
+  return %written : tensor<8x4xf32>
+}
+
+// -----
+
+// A scatter into anything else (here a value computed from the input) is
+// copied into its destination by a dispatch reading it.
+// CHECK-LABEL: func.func @scatter_into_computed_value(
+// CHECK: %[[WRITTEN:.*]] = tm_tensor.scatter
+// CHECK: linalg.generic {{.*}} ins(%{{.*}} : tensor<8x4xf32>) outs(%arg3 : tensor<8x4xf32>)
+func.func @scatter_into_computed_value(%x: tensor<8x4xf32>, %row: tensor<1x1x4xf32>, %position: tensor<1x1xi64>) -> tensor<8x4xf32> {
+  %empty = tensor.empty() : tensor<8x4xf32>
+  %doubled = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%x : tensor<8x4xf32>) outs(%empty : tensor<8x4xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %sum = arith.addf %in, %in : f32
+    linalg.yield %sum : f32
+  } -> tensor<8x4xf32>
+  %written = tm_tensor.scatter {dimension_map = array<i64: 0>} unique_indices(true) ins(%row, %position : tensor<1x1x4xf32>, tensor<1x1xi64>) outs(%doubled : tensor<8x4xf32>) {
+  ^bb0(%new: f32, %old: f32):
+    tm_tensor.yield %new : f32
+  } -> tensor<8x4xf32>
+  return %written : tensor<8x4xf32>
+}
+
+// -----
+
 // An output that is a view of an input (`purity.aliases_input`) is made by
 // the runtime from the caller's tensor: no storage argument, no copy.
 // CHECK-LABEL: func.func @output_view_of_input(

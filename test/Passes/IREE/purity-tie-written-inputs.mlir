@@ -50,6 +50,33 @@ func.func @row_written_into(%arg0: !torch.vtensor<[4,3],f32>, %arg1: !torch.vten
 
 // -----
 
+// Elements at a tensor position replaced (index_put, accumulate false: a
+// static KV cache's row), the region read first for the index checks'
+// guard: tied. Accumulating into it reads what it adds to: not tied.
+// CHECK-LABEL: func.func @index_put_into(
+// CHECK-SAME: %{{.*}}: !torch.vtensor<[4,3],f32> {iree.abi.output = 1 : index}
+func.func @index_put_into(%arg0: !torch.vtensor<[4,3],f32>, %arg1: !torch.vtensor<[1,3],f32>, %arg2: !torch.vtensor<[1],si64>) -> (!torch.vtensor<[1,3],f32>, !torch.vtensor<[4,3],f32> {purity.written_input = 0 : i64}) attributes {purity.result_element_types = ["f32", "f32"]} {
+  %false = torch.constant.bool false
+  %indices = torch.prim.ListConstruct %arg2 : (!torch.vtensor<[1],si64>) -> !torch.list<optional<vtensor>>
+  %old = torch.aten.index.Tensor %arg0, %indices {purity.guard_read} : !torch.vtensor<[4,3],f32>, !torch.list<optional<vtensor>> -> !torch.vtensor<[1,3],f32>
+  %0 = torch.aten.index_put %arg0, %indices, %arg1, %false : !torch.vtensor<[4,3],f32>, !torch.list<optional<vtensor>>, !torch.vtensor<[1,3],f32>, !torch.bool -> !torch.vtensor<[4,3],f32>
+  return %old, %0 : !torch.vtensor<[1,3],f32>, !torch.vtensor<[4,3],f32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @index_put_accumulating(
+// CHECK-NOT: iree.abi.output
+// CHECK: return
+func.func @index_put_accumulating(%arg0: !torch.vtensor<[4,3],f32>, %arg1: !torch.vtensor<[1,3],f32>, %arg2: !torch.vtensor<[1],si64>) -> (!torch.vtensor<[4,3],f32> {purity.written_input = 0 : i64}) attributes {purity.result_element_types = ["f32"]} {
+  %true = torch.constant.bool true
+  %indices = torch.prim.ListConstruct %arg2 : (!torch.vtensor<[1],si64>) -> !torch.list<optional<vtensor>>
+  %0 = torch.aten.index_put %arg0, %indices, %arg1, %true : !torch.vtensor<[4,3],f32>, !torch.list<optional<vtensor>>, !torch.vtensor<[1,3],f32>, !torch.bool -> !torch.vtensor<[4,3],f32>
+  return %0 : !torch.vtensor<[4,3],f32>
+}
+
+// -----
+
 // An optimizer step (SGD with momentum): each argument is read only by
 // pointwise ops of its shape that lead to its final value, so both are tied;
 // the updated buffer is read afterwards (by the parameter's update and by the

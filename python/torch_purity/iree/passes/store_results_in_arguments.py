@@ -23,10 +23,11 @@ copies, fills) need DISCARD_WRITE and fail with PERMISSION_DENIED. So:
    and otherwise read only by elementwise generics (IREE fuses them into one
    dispatch that stores it straight into the argument: an optimizer's
    momentum buffer, read by the parameter's update); and a chain of slice
-   writes into the tied input itself (written in place, see
-   `purity-dispatch-argument-writes`). Wrapped: returned arguments, fills,
+   writes and scatters (`index_put` at a tensor position: a static KV
+   cache's row) into the tied input itself (written in place by their own
+   dispatches, see `purity-dispatch-argument-writes`). Wrapped: returned arguments, fills,
    copies, transposes and other named ops (a transposed result was seen
-   written with a copy), scatters, reshapes, constants, values also read by
+   written with a copy), scatters into anything but the tied input, reshapes, constants, values also read by
    a reduction or another op (SGD: a parameter also summed was computed into
    IREE's own buffer, then copied), or returned twice. A wrapper costs one
    pass over its result. Should IREE still write an argument with a
@@ -120,9 +121,18 @@ def _store_results(function: Operation) -> None:
             return_op.operands[result_index] = kept
 
 
+# Ops writing a region of a destination they take as an operand (in place
+# when that is a tied input: one dispatch writes only the region), and that
+# destination: a slice insertion's `dest`, a scatter's `outs` (index_put).
+_REGION_WRITES = {
+    "tensor.insert_slice": lambda op: op.operands[1],
+    "tm_tensor.scatter": lambda op: op.operands[len(op.operands) - 1],
+}
+
+
 def _written_by_its_own_dispatch(value, tied_input: BlockArgument | None) -> bool:
     """Whether IREE computes `value` straight into its destination argument:
-    a chain of slice writes into its own tied input, or a `linalg.generic`
+    a chain of slice writes and scatters (index_put) into its own tied input, or a `linalg.generic`
     (not a copy) returned once whose other users are elementwise generics,
     which IREE fuses with it into one dispatch that stores both. A value also
     read by a reduction or another op was seen computed into a buffer of
@@ -130,9 +140,9 @@ def _written_by_its_own_dispatch(value, tied_input: BlockArgument | None) -> boo
     if not isinstance(value, OpResult):
         return False
     owner = value.owner
-    if owner.name == "tensor.insert_slice" and tied_input is not None:
-        while isinstance(value, OpResult) and value.owner.name == "tensor.insert_slice":
-            value = value.owner.operands[1]
+    if owner.name in _REGION_WRITES and tied_input is not None:
+        while isinstance(value, OpResult) and value.owner.name in _REGION_WRITES:
+            value = _REGION_WRITES[value.owner.name](value.owner)
         return value == tied_input
     if owner.name != "linalg.generic" or _is_copy(owner):
         return False

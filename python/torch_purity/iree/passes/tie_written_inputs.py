@@ -15,7 +15,8 @@ overlapping `x[1:].copy_(x[:-1].clone())` failed at run time). So the tie is
 added only where no read of the original value can come after a write into
 the buffer:
 - every use of the original value is as the base of a `select_scatter` /
-  `slice_scatter` (a row or slice written into it), or a read marked
+  `slice_scatter` / non-accumulating `index_put` (a row, slice or the
+  elements at some indices written into it), or a read marked
   `purity.guard_read` (purity-check-indices: the region the write replaces);
 - or the update is pointwise (an optimizer step, `x.mul_(a).add_(g)`): every
   op from the argument to its final value is in `ops.POINTWISE_OPS` with the
@@ -45,7 +46,7 @@ from torch_mlir.ir import Operation, OpResult
 from ... import contract
 from ...contract.ir import tie_attr, written_input
 from ...ir_helpers.functions import function_ops, set_arg_attrs, terminator
-from ...ir_helpers.torch_values import sizes_of, static_sizes
+from ...ir_helpers.torch_values import NotConstant, constant_of, sizes_of, static_sizes
 from ...ops import POINTWISE_OPS
 from ...passes.base import ModulePass
 
@@ -79,6 +80,9 @@ def _tie(function: Operation) -> None:
 
 
 _IN_PLACE_BASES = ("torch.aten.select_scatter", "torch.aten.slice_scatter")
+# index_put(self, indices, values, accumulate): with accumulate false, it
+# replaces the elements at `indices` (a static-cache write at a tensor position).
+_INDEX_PUTS = ("torch.aten.index_put", "torch.aten.index_put.hacked_twin", "torch.aten._index_put_impl")
 # Reads of an argument's sizes (a dynamic dim's value), not of its elements.
 _SIZE_READS = ("torch.aten.size.int", "torch.aten.size", "torch.aten.dim", "torch.aten.numel")
 
@@ -89,9 +93,20 @@ def _only_written_into(argument) -> bool:
     uses = list(argument.uses)
     element_uses = [use for use in uses if not _reads_sizes_only(use.owner)]
     return bool(element_uses) and all(
-        (use.owner.name in _IN_PLACE_BASES and use.operand_number == 0) or contract.GUARD_READ in use.owner.attributes
+        (use.operand_number == 0 and _writes_region_of_base(use.owner)) or contract.GUARD_READ in use.owner.attributes
         for use in element_uses
     )
+
+
+def _writes_region_of_base(user) -> bool:
+    if user.name in _IN_PLACE_BASES:
+        return True
+    if user.name not in _INDEX_PUTS:
+        return False
+    try:
+        return constant_of(user.operands[3]) is False
+    except NotConstant:
+        return False
 
 
 def _reads_sizes_only(user) -> bool:
