@@ -187,6 +187,28 @@ def test_compiled_optimizer_step_writes_like_eager(kind: str, foreach: bool) -> 
     assert entries and all(entry.hand_over == "in place" for entry in entries)
 
 
+@pytest.mark.parametrize("kind", ["adam", "adamw"])
+def test_foreach_step_over_many_parameters_writes_like_eager(kind: str) -> None:
+    """60 parameter tensors, each with its own 0-d step counter: IREE 3.13
+    gathered all their scalar bias corrections into one dispatch of 180
+    bindings, which its runtime refuses (over 64); purity-split-scalar-dispatches
+    keeps each dispatch small, and two steps match eager."""
+    torch.manual_seed(3)
+    parameters = [torch.nn.Parameter(torch.randn(3, 2)) for _ in range(60)]
+    reference = [torch.nn.Parameter(p.detach().clone()) for p in parameters]
+    optimizer = _optimizer(kind, parameters, foreach=True)
+    eager_optimizer = _optimizer(kind, reference, foreach=True)
+    step = torch.compile(optimizer.step, backend="purity")
+    for number in range(2):
+        for ours, eager in zip(parameters, reference):
+            ours.grad = torch.randn(3, 2)
+            eager.grad = ours.grad.clone()
+        step()
+        eager_optimizer.step()
+        for index, (ours, eager) in enumerate(zip(parameters, reference)):
+            assert_close(ours, eager, f"step {number}: parameter {index}")
+
+
 @pytest.mark.parametrize("kind", ["sgd_momentum", "adam"])
 def test_training_loop_with_compiled_model_and_optimizer(kind: str) -> None:
     torch.manual_seed(3)

@@ -45,6 +45,7 @@ from ..iree.runtime import (
 )
 from ..iree.saved import save_program
 from ..iree.targets import get_target
+from ..iree.work import estimated_work
 from ..iree.training import run_training
 from . import lowering_worker
 from .captured import (
@@ -320,18 +321,19 @@ def build_entry(
             raise
         return segmented(failing, failure=error)
     backward = None
+    driver = get_target(target).driver_for(estimated_work(lowered.iree_input))
     if lowered.backward_convention is not None:
         backward_convention = lowered.backward_convention
         backward = Executable(
             convention=backward_convention,
-            module=LoadedModule(target, vmfb, "backward"),
+            module=LoadedModule(target, vmfb, "backward", driver),
             argument_positions=list(range(len(backward_convention.backward_arguments))),
             devices_fixed=True,
         )
     return CompiledEntry(
         convention=convention,
         symbolic_shapes=symbolic_shapes,
-        module=LoadedModule(target, vmfb, "main" if backward is None else "forward"),
+        module=LoadedModule(target, vmfb, "main" if backward is None else "forward", driver),
         argument_positions=[*specialized.input_positions, *range(len(args), len(args) + len(captured))],
         output_spec=specialized.output_spec,
         devices_fixed=True,  # input_signature includes each tensor's device

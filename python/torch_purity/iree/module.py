@@ -81,13 +81,15 @@ class LoadedModule:
     target: str
     vmfb: bytes
     function: str = "main"
+    driver: str | None = None  # IREE's runtime driver; None: the target's default
 
     def __post_init__(self) -> None:
         self.device_type = get_target(self.target).device_type
 
     @cached_property
     def _opened(self) -> _Opened:
-        driver = get_target(self.target).driver
+        default = get_target(self.target).driver
+        driver = self.driver or default
         try:
             config = iree_runtime.Config(driver)
         except RuntimeError as error:
@@ -95,7 +97,16 @@ class LoadedModule:
                 "run", f"IREE cannot open a '{driver}' device here: {str(error).splitlines()[0]}"
             ) from None
         context = iree_runtime.SystemContext(config=config)
-        context.add_vm_module(iree_runtime.VmModule.copy_buffer(config.vm_instance, self.vmfb))
+        try:
+            context.add_vm_module(iree_runtime.VmModule.copy_buffer(config.vm_instance, self.vmfb))
+        except (RuntimeError, IndexError):  # (IREE raises OUT_OF_RANGE as an IndexError)
+            if driver == default:
+                raise
+            # IREE 3.13's local-task loader refuses an executable whose dispatch
+            # takes more than 64 bindings, which local-sync runs (a foreach Adam
+            # step fused into one dispatch of 150): the target's own driver then.
+            self.driver = default
+            return self._opened
         module = context.modules.module
         return _Opened(
             config.device,

@@ -100,6 +100,7 @@ def save_program(
                 "outputs": pytree.treespec_dumps(spec),
                 "output_constants": [[index, value] for index, value in constants.items()],
                 "vmfb": vmfb,
+                "driver": entry.module.driver,
             }
         )
     program = {"format": FORMAT, "version": VERSION, "target": target, "state_names": state_names, "entries": records}
@@ -123,7 +124,7 @@ class SavedProgram:
         for record in program["entries"]:
             executable = Executable(
                 convention=CallingConvention.from_json(record["convention"]),
-                module=LoadedModule(self.target, (folder / record["vmfb"]).read_bytes()),
+                module=LoadedModule(self.target, (folder / record["vmfb"]).read_bytes(), driver=record.get("driver")),
                 argument_positions=list(record["argument_positions"]),
                 output_spec=[pytree.treespec_loads(record["outputs"]), dict(record["output_constants"])],
                 symbolic_shapes=None

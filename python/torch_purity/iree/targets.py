@@ -37,10 +37,33 @@ class Target:
     driver: str  # IREE's runtime driver
     flags: tuple[str, ...]  # iree-compile flags
     description: str
+    # A driver running dispatches on a pool of threads, for programs with
+    # enough work per call (`driver_for`); None: `driver` always.
+    threaded_driver: str | None = None
 
     @property
     def compile_flags(self) -> list[str]:
         return [*self.flags, *COMMON_FLAGS]
+
+    def driver_for(self, work: int) -> str:
+        """The runtime driver for a program doing about `work` element
+        operations per call (`iree.work.estimated_work`). On the CPU,
+        `local-sync` runs dispatches on the calling thread: a one-row
+        KV-cache write costs ~11 µs per call there against ~45-80 µs through
+        `local-task`'s pool, which wins only where a call has enough work to
+        share across the cores (BatchNorm over 64x256x28x28: 52 -> 44 ms;
+        benchmarks/compare_systems.py). PURITY_IREE_CPU_DRIVER=local-sync or
+        local-task fixes the choice for every program."""
+        forced = os.environ.get("PURITY_IREE_CPU_DRIVER") if self.device_type == "cpu" else None
+        if forced:
+            return forced
+        if self.threaded_driver is not None and work >= THREADED_WORK:
+            return self.threaded_driver
+        return self.driver
+
+
+# Element operations per call from which a program runs on local-task's pool.
+THREADED_WORK = 1 << 23
 
 
 TARGETS: dict[str, Target] = {
@@ -49,17 +72,14 @@ TARGETS: dict[str, Target] = {
         Target(
             "cpu",
             "cpu",
-            # local-sync runs dispatches on the calling thread: a one-row
-            # KV-cache write costs ~28 µs per call against ~45-80 µs through
-            # local-task's thread pool. PURITY_IREE_CPU_DRIVER=local-task
-            # selects the pool (compute-heavy programs can gain from it).
-            os.environ.get("PURITY_IREE_CPU_DRIVER", "local-sync"),
+            "local-sync",  # per program: `Target.driver_for`
             (
                 "--iree-hal-target-device=local",
                 "--iree-hal-local-target-device-backends=llvm-cpu",
                 "--iree-llvmcpu-target-cpu=host",
             ),
             "this machine's CPU (llvm-cpu)",
+            threaded_driver="local-task",
         ),
         # sm_90 failed in IREE 3.13 with "missing GPU target"; sm_80 code runs on an H200.
         Target(

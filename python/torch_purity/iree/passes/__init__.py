@@ -13,6 +13,7 @@ PASS_MODULES: dict[str, tuple[str, str]] = {
     "purity-tensor-while-condition": ("tensor_while_condition", "TensorWhileCondition"),
     "purity-tie-written-inputs": ("tie_written_inputs", "TieWrittenInputs"),
     "purity-isolate-results": ("isolate_results", "IsolateResults"),
+    "purity-split-scalar-dispatches": ("split_scalar_dispatches", "SplitScalarDispatches"),
     "purity-copy-overlapping-slice-sources": ("copy_overlapping_slice_sources", "CopyOverlappingSliceSources"),
     "purity-dispatch-argument-writes": ("dispatch_argument_writes", "DispatchArgumentWrites"),
     "purity-store-results-in-arguments": ("store_results_in_arguments", "StoreResultsInArguments"),
