@@ -45,8 +45,8 @@ from ..iree.runtime import (
 )
 from ..iree.saved import save_program
 from ..iree.targets import get_target
-from ..iree.work import estimated_work
 from ..iree.training import run_training
+from ..iree.work import estimated_work
 from . import lowering_worker
 from .captured import (
     CapturedGuard,
