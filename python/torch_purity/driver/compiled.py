@@ -46,7 +46,6 @@ from ..iree.runtime import (
 from ..iree.saved import save_program
 from ..iree.targets import get_target
 from ..iree.training import run_training
-from ..iree.work import estimated_work
 from . import lowering_worker
 from .captured import (
     CapturedGuard,
@@ -321,7 +320,7 @@ def build_entry(
             raise
         return segmented(failing, failure=error)
     backward = None
-    driver = get_target(target).driver_for(estimated_work(lowered.iree_input))
+    driver = get_target(target).runtime_driver()
     if lowered.backward_convention is not None:
         backward_convention = lowered.backward_convention
         backward = Executable(

@@ -37,33 +37,24 @@ class Target:
     driver: str  # IREE's runtime driver
     flags: tuple[str, ...]  # iree-compile flags
     description: str
-    # A driver running dispatches on a pool of threads, for programs with
-    # enough work per call (`driver_for`); None: `driver` always.
-    threaded_driver: str | None = None
 
     @property
     def compile_flags(self) -> list[str]:
         return [*self.flags, *COMMON_FLAGS]
 
-    def driver_for(self, work: int) -> str:
-        """The runtime driver for a program doing about `work` element
-        operations per call (`iree.work.estimated_work`). On the CPU,
-        `local-sync` runs dispatches on the calling thread: a one-row
-        KV-cache write costs ~11 µs per call there against ~45-80 µs through
-        `local-task`'s pool, which wins only where a call has enough work to
-        share across the cores (BatchNorm over 64x256x28x28: 52 -> 44 ms;
-        benchmarks/compare_systems.py). PURITY_IREE_CPU_DRIVER=local-sync or
-        local-task fixes the choice for every program."""
+    def runtime_driver(self) -> str:
+        """IREE's runtime driver for programs of this target, read when a
+        program is compiled. On the CPU, `local-sync` runs dispatches on the
+        calling thread. `PURITY_IREE_CPU_DRIVER=local-task` selects IREE's
+        thread pool instead; measured round robin on this 2-core machine
+        (benchmarks/compare_systems.py, 25 rounds, Purity vs inductor with
+        the pool against without) it did not win even where a call's work
+        is large: SGD 50x256x256 1.92x inductor against 1.64x,
+        Adam 2.25x against 1.82x, Conv2d+BatchNorm+ReLU 3.70x against
+        1.95x, BatchNorm 64x256x28x28 2.30x against 2.34x; and a one-row
+        KV-cache write costs ~11 µs on local-sync, 45-80 µs through the pool."""
         forced = os.environ.get("PURITY_IREE_CPU_DRIVER") if self.device_type == "cpu" else None
-        if forced:
-            return forced
-        if self.threaded_driver is not None and work >= THREADED_WORK:
-            return self.threaded_driver
-        return self.driver
-
-
-# Element operations per call from which a program runs on local-task's pool.
-THREADED_WORK = 1 << 23
+        return forced or self.driver
 
 
 TARGETS: dict[str, Target] = {
@@ -72,14 +63,13 @@ TARGETS: dict[str, Target] = {
         Target(
             "cpu",
             "cpu",
-            "local-sync",  # per program: `Target.driver_for`
+            "local-sync",  # see `Target.runtime_driver`
             (
                 "--iree-hal-target-device=local",
                 "--iree-hal-local-target-device-backends=llvm-cpu",
                 "--iree-llvmcpu-target-cpu=host",
             ),
             "this machine's CPU (llvm-cpu)",
-            threaded_driver="local-task",
         ),
         # sm_90 failed in IREE 3.13 with "missing GPU target"; sm_80 code runs on an H200.
         Target(
