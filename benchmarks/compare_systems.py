@@ -2,7 +2,8 @@
 
     .venv/bin/python benchmarks/compare_systems.py [--quick] [--rounds N] [--readme] [--out benchmarks/results]
 
-Workloads (CPU): a KV-cache one-row write at 1k, 16k and 128k rows x 256; an
+Workloads (CPU): a KV-cache one-row write at 1k, 16k and 128k rows x 256, and
+at a position given as a tensor (`index_copy_`, 128k rows); an
 attention decode step (two KV writes + attention over a 2048 context); SGD
 with momentum and Adam written out over 50 parameters of 256x256;
 `torch.optim.Adam(foreach=True).step` over the same; BatchNorm in training
@@ -69,6 +70,11 @@ from torch_purity.driver.compiled import CompiledProgram
 
 def kv_cache_write(cache, row, position: int):
     cache[position].copy_(row)
+    return row.sum()
+
+
+def kv_cache_write_at_tensor_position(cache, row, position):
+    cache.index_copy_(0, position, row)  # a static cache's update (bounds-checked in Purity)
     return row.sum()
 
 
@@ -330,6 +336,16 @@ def workloads(quick: bool) -> list[Workload]:
         )
         for rows in ((1024, 8192) if quick else (1024, 16384, 131072))
     ]
+    rows = 8192 if quick else 131072
+    result.append(
+        function_workload(
+            f"kv_write_tensor_position_{rows // 1024}k",
+            f"KV-cache row write at a tensor position (`index_copy_`), {rows // 1024}k rows",
+            kv_cache_write_at_tensor_position,
+            lambda rows=rows: (torch.zeros(rows, 256), torch.randn(1, 256), torch.tensor([7])),
+            400 // scale,
+        )
+    )
     result.append(
         function_workload(
             "attention_decode_2048",
