@@ -61,7 +61,11 @@ import torch.nn.functional as F
 import torch.utils._pytree as pytree
 
 import torch_purity
+
+# (Run as a script, benchmarks/ is on sys.path: workloads the other benchmarks define.)
+from decode_loop import decode_step as int_position_decode
 from torch_purity.driver.compiled import CompiledProgram
+from training import MLP
 
 # ----------------------------------------------------------------------------
 # Programs
@@ -106,12 +110,6 @@ def batch_norm_training(x, running_mean, running_var, weight, bias):
     return F.batch_norm(x, running_mean, running_var, weight, bias, training=True, momentum=0.1)
 
 
-def int_position_decode(cache, row, query, position: int):
-    cache[position] = row
-    keys = cache[: position + 1]
-    weights = torch.softmax(keys @ query / 8.0, dim=0)
-    return weights @ keys
-
 
 class ConvBlock(torch.nn.Module):
     def __init__(self, channels: int) -> None:
@@ -122,19 +120,6 @@ class ConvBlock(torch.nn.Module):
     def forward(self, x):
         return torch.relu(self.bn(self.conv(x)))
 
-
-class MLP(torch.nn.Module):
-    def __init__(self, width: int) -> None:
-        super().__init__()
-        self.layers = torch.nn.Sequential(
-            torch.nn.Linear(width, 2 * width, bias=False),
-            torch.nn.BatchNorm1d(2 * width),
-            torch.nn.ReLU(inplace=True),
-            torch.nn.Linear(2 * width, 10),
-        )
-
-    def forward(self, x):
-        return self.layers(x)
 
 
 # ----------------------------------------------------------------------------
