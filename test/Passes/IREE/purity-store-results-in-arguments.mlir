@@ -192,3 +192,38 @@ func.func @momentum_read_by_elementwise_update(%param: tensor<8xf32> {iree.abi.o
   } -> tensor<8xf32>
   return %new_param, %new_buf : tensor<8xf32>, tensor<8xf32>
 }
+
+// -----
+
+// A stepped parameter read by an elementwise conversion that feeds a
+// reduction (`param.sum()` accumulated in float64): IREE fuses the
+// conversion into the reduction, so the parameter is written into its
+// argument by a copy reading it, as for a parameter read by the sum itself.
+// CHECK-LABEL: func.func @parameter_converted_for_a_sum(
+// CHECK: %[[PARAM:.*]] = linalg.generic {{.*}} ins(%arg0, %arg1 : tensor<8xf32>, tensor<8xf32>)
+// CHECK: linalg.generic {{.*}} outs(%arg0 : tensor<8xf32>)
+#map = affine_map<(d0) -> (d0)>
+#reduced = affine_map<(d0) -> ()>
+func.func @parameter_converted_for_a_sum(%param: tensor<8xf32> {iree.abi.output = 0 : index}, %grad: tensor<8xf32>) -> (tensor<8xf32>, tensor<f64>) {
+  %empty = tensor.empty() : tensor<8xf32>
+  %new_param = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel"]} ins(%param, %grad : tensor<8xf32>, tensor<8xf32>) outs(%empty : tensor<8xf32>) {
+  ^bb0(%p: f32, %g: f32, %out: f32):
+    %step = arith.subf %p, %g : f32
+    linalg.yield %step : f32
+  } -> tensor<8xf32>
+  %empty64 = tensor.empty() : tensor<8xf64>
+  %wide = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel"]} ins(%new_param : tensor<8xf32>) outs(%empty64 : tensor<8xf64>) {
+  ^bb0(%p: f32, %out: f64):
+    %w = arith.extf %p : f32 to f64
+    linalg.yield %w : f64
+  } -> tensor<8xf64>
+  %zero = arith.constant 0.0 : f64
+  %init = tensor.empty() : tensor<f64>
+  %filled = linalg.fill ins(%zero : f64) outs(%init : tensor<f64>) -> tensor<f64>
+  %total = linalg.generic {indexing_maps = [#map, #reduced], iterator_types = ["reduction"]} ins(%wide : tensor<8xf64>) outs(%filled : tensor<f64>) {
+  ^bb0(%w: f64, %acc: f64):
+    %s = arith.addf %w, %acc : f64
+    linalg.yield %s : f64
+  } -> tensor<f64>
+  return %new_param, %total : tensor<8xf32>, tensor<f64>
+}

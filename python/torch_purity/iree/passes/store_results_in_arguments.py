@@ -150,9 +150,24 @@ def _written_by_its_own_dispatch(value, tied_input: BlockArgument | None) -> boo
     for use in value.uses:
         if use.owner.name == "func.return":
             returns += 1
-        elif use.owner.name != "linalg.generic" or not _is_elementwise(use.owner):
+        elif not _elementwise_feeding_elementwise(use.owner):
             return False
     return returns == 1
+
+
+def _elementwise_feeding_elementwise(user) -> bool:
+    """An elementwise generic whose results only elementwise generics (or the
+    return) read. One feeding a reduction is fused into it, and the value it
+    reads was then computed into IREE's own buffer and copied, as for a
+    value read by the reduction itself (`param.sum()` accumulated through a
+    conversion to float64, IREE-WORKAROUND(f32-sum-precision))."""
+    if user.name != "linalg.generic" or not _is_elementwise(user):
+        return False
+    return all(
+        use.owner.name == "func.return" or (use.owner.name == "linalg.generic" and _is_elementwise(use.owner))
+        for result in user.results
+        for use in result.uses
+    )
 
 
 def _is_copy(generic) -> bool:
