@@ -88,8 +88,7 @@ class LoadedModule:
 
     @cached_property
     def _opened(self) -> _Opened:
-        default = get_target(self.target).driver
-        driver = self.driver or default
+        driver = self.driver or get_target(self.target).driver
         try:
             config = iree_runtime.Config(driver)
         except RuntimeError as error:
@@ -97,16 +96,7 @@ class LoadedModule:
                 "run", f"IREE cannot open a '{driver}' device here: {str(error).splitlines()[0]}"
             ) from None
         context = iree_runtime.SystemContext(config=config)
-        try:
-            context.add_vm_module(iree_runtime.VmModule.copy_buffer(config.vm_instance, self.vmfb))
-        except (RuntimeError, IndexError):  # (IREE raises OUT_OF_RANGE as an IndexError)
-            if driver == default:
-                raise
-            # IREE 3.13's local-task loader refuses an executable whose dispatch
-            # takes more than 64 bindings, which local-sync runs (a foreach Adam
-            # step fused into one dispatch of 150): the target's own driver then.
-            self.driver = default
-            return self._opened
+        context.add_vm_module(iree_runtime.VmModule.copy_buffer(config.vm_instance, self.vmfb))
         module = context.modules.module
         return _Opened(
             config.device,
