@@ -393,14 +393,13 @@ def _guarded(final: Value, original: Value, ok: Value) -> Value:
     `index_put` at indices of static shape) is rebuilt with each written
     region guarded, so it stays a chain of region writes; anything else is
     selected whole."""
-    chain: list[Operation] = []
+    chain: list[tuple[Operation, _RegionWrite]] = []
     bottom = final
-    while bottom != original and _region_write(bottom) is not None:
-        chain.append(bottom.owner)
+    while bottom != original and (found := _region_write(bottom)) is not None:
+        chain.append((bottom.owner, found))
         bottom = bottom.owner.operands[0]
     current = bottom if bottom == original else AtenWhereSelfOp(bottom.type, ok, bottom, original).result
-    for write in reversed(chain):
-        found = _region_write(write.results[0])
+    for write, found in reversed(chain):
         operands = list(write.operands)
         # The region read and the rebuilt write follow the op found (select, slice or index_put): the op name
         # is data, so generic creation.
