@@ -105,6 +105,7 @@ STAGES: tuple[Stage, ...] = (
             "purity-tensor-while-condition",
             "purity-seed-from-argument",
             "purity-isolate-results",
+            "purity-materialize-uniform-reduction-inputs",
             "purity-split-scalar-dispatches",
             "purity-copy-overlapping-slice-sources",
             "purity-dispatch-argument-writes",

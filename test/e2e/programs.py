@@ -875,4 +875,32 @@ def unfold_gaps_write_then_compute_from_the_view(x):
     return windows * 1, x.sum()
 
 
+
+# --- reductions of a tensor whose elements are all one value -----------------
+# IREE-WORKAROUND(uniform-reduction-input): IREE fused the fill into the
+# reduction and summed one element (purity fuzz, case_e59b4958aba4); each
+# program below gave a wrong answer without
+# purity-materialize-uniform-reduction-inputs.
+
+
+@program((2, 2))
+def fill_then_diagonal_written_from_its_own_sum(x):
+    x.fill_(3.0)
+    diagonal = x.diagonal()
+    diagonal.copy_(diagonal.sum())
+    return diagonal * 2
+
+
+@program((4, 4))
+def product_of_a_scaled_filled_diagonal(x):
+    x.fill_(2.0)
+    return (x.diagonal() * 3).prod()
+
+
+@program((3, 3), (3,))
+def filled_diagonal_scanned_and_summed(x, y):
+    x.fill_(0.5)
+    return x.diagonal().cumsum(0), x.diagonal().sum() + y
+
+
 E2E_NAMES = [name for name, _, _ in PROGRAMS]

@@ -469,10 +469,10 @@ class _FunctionRewriter:
         written_type = self.types.value_type(op.operands[0].type)
         # What copy_, fill_ and zero_ write does not depend on the old contents:
         # computing it without reading the tensor keeps a row write a pure
-        # insert into it, and avoids IREE 3.13 miscompiling torch-mlir's fill
-        # lowering (a generic that reads its input and yields a constant:
-        # `x.fill_(3); x.copy_(x.sum())` left x at 3). IREE-WORKAROUND(fill-then-read):
-        # the reading of the tensor could come back once that program passes.
+        # insert into it. (It also kept torch-mlir's fill lowering, a generic
+        # reading its input and yielding a constant, away from
+        # IREE-WORKAROUND(uniform-reduction-input): `x.fill_(3);
+        # x.copy_(x.sum())` had left x at 3.)
         if name in ("torch.aten.copy_", "torch.aten.fill_.Tensor"):
             overwritten = _copied_value(self.mapped(op.operands[1], op), written_type, op.location)
         elif name in ("torch.aten.fill_.Scalar", "torch.aten.zero_"):

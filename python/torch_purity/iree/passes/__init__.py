@@ -13,6 +13,10 @@ PASS_MODULES: dict[str, tuple[str, str]] = {
     "purity-tensor-while-condition": ("tensor_while_condition", "TensorWhileCondition"),
     "purity-tie-written-inputs": ("tie_written_inputs", "TieWrittenInputs"),
     "purity-isolate-results": ("isolate_results", "IsolateResults"),
+    "purity-materialize-uniform-reduction-inputs": (
+        "materialize_uniform_reduction_inputs",
+        "MaterializeUniformReductionInputs",
+    ),
     "purity-split-scalar-dispatches": ("split_scalar_dispatches", "SplitScalarDispatches"),
     "purity-copy-overlapping-slice-sources": ("copy_overlapping_slice_sources", "CopyOverlappingSliceSources"),
     "purity-dispatch-argument-writes": ("dispatch_argument_writes", "DispatchArgumentWrites"),
