@@ -185,6 +185,17 @@ def test_compiled_optimizer_step_writes_like_eager(kind: str, foreach: bool) -> 
     # From the second call on, IREE writes the parameters and the state in the caller's memory (no host copies).
     entries = [entry for program in compiled_programs for entry in program.cache.values()]
     assert entries and all(entry.hand_over == "in place" for entry in entries)
+    # Each written tensor is tied (stored in place, no copy of it back), but
+    # the 0-d step counters (IREE-WORKAROUND(scalar-tie-transfer)); a foreach
+    # lerp_'s full_like once kept exp_avg untied.
+    for entry in entries:
+        storage_shapes = dict(entry.convention.result_storage)
+        untied = [
+            entry.input_names[i]
+            for r, i in entry.convention.written_inputs
+            if i not in entry.convention.tied_inputs and storage_shapes.get(r) != ()
+        ]
+        assert not untied, f"copied back whole: {untied}"
 
 
 @pytest.mark.parametrize("kind", ["adam", "adamw"])

@@ -97,6 +97,24 @@ func.func @pointwise_updates(%arg0: !torch.vtensor<[4],f32>, %arg1: !torch.vtens
 
 // -----
 
+// A foreach `lerp_` as traced: `addcmul(x, full_like(g - x, w), g - x)`. The
+// `full_like` reads only the sizes of a value computed from x, so the update
+// is pointwise and x is tied.
+// CHECK-LABEL: func.func @lerp_through_full_like(
+// CHECK-SAME: %{{.*}}: !torch.vtensor<[4],f32>, %{{.*}}: !torch.vtensor<[4],f32> {iree.abi.output = 0 : index})
+func.func @lerp_through_full_like(%grad: !torch.vtensor<[4],f32>, %exp_avg: !torch.vtensor<[4],f32>) -> (!torch.vtensor<[4],f32> {purity.written_input = 1 : i64}) attributes {purity.result_element_types = ["f32"]} {
+  %int1 = torch.constant.int 1
+  %none = torch.constant.none
+  %false = torch.constant.bool false
+  %weight = torch.constant.float 1.000000e-01
+  %0 = torch.aten.sub.Tensor %grad, %exp_avg, %int1 : !torch.vtensor<[4],f32>, !torch.vtensor<[4],f32>, !torch.int -> !torch.vtensor<[4],f32>
+  %1 = torch.aten.full_like %0, %weight, %none, %none, %none, %false, %none : !torch.vtensor<[4],f32>, !torch.float, !torch.none, !torch.none, !torch.none, !torch.bool, !torch.none -> !torch.vtensor<[4],f32>
+  %2 = torch.aten.addcmul %exp_avg, %1, %0, %int1 : !torch.vtensor<[4],f32>, !torch.vtensor<[4],f32>, !torch.vtensor<[4],f32>, !torch.int -> !torch.vtensor<[4],f32>
+  return %2 : !torch.vtensor<[4],f32>
+}
+
+// -----
+
 // Reads of the original value that the final value does not wait for: a
 // pointwise read kept as an output, a reduction feeding the update, a
 // broadcast (the argument's shape differs from the op's). None is tied.

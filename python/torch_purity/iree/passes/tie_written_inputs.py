@@ -83,8 +83,19 @@ _IN_PLACE_BASES = ("torch.aten.select_scatter", "torch.aten.slice_scatter")
 # index_put(self, indices, values, accumulate): with accumulate false, it
 # replaces the elements at `indices` (a static-cache write at a tensor position).
 _INDEX_PUTS = ("torch.aten.index_put", "torch.aten.index_put.hacked_twin", "torch.aten._index_put_impl")
-# Reads of an argument's sizes (a dynamic dim's value), not of its elements.
-_SIZE_READS = ("torch.aten.size.int", "torch.aten.size", "torch.aten.dim", "torch.aten.numel")
+# Reads of an argument's sizes (a dynamic dim's value) or of its sizes and
+# dtype only (`full_like(x, 0.1)`: a foreach `lerp_` is traced as
+# `addcmul(x, full_like(g - x, w), g - x)`), not of its elements.
+_SIZE_READS = (
+    "torch.aten.size.int",
+    "torch.aten.size",
+    "torch.aten.dim",
+    "torch.aten.numel",
+    "torch.aten.full_like",
+    "torch.aten.zeros_like",
+    "torch.aten.ones_like",
+    "torch.aten.empty_like",
+)
 
 
 def _only_written_into(argument) -> bool:
