@@ -118,3 +118,32 @@ def test_tracing_never_writes_the_example_inputs():
     before = (x.clone(), y.clone())
     import_fx(program, x, y)
     assert torch.equal(x, before[0]) and torch.equal(y, before[1])
+
+
+def test_uniform_reduction_inputs_follow_a_chain_longer_than_the_recursion_limit():
+    """purity-materialize-uniform-reduction-inputs walks producer chains with a
+    stack of its own: 1500 elementwise ops on a fill, then a sum, get their
+    barrier (a recursive walk died past Python's limit)."""
+    step = (
+        "  %v{n} = linalg.generic {{indexing_maps = [#v, #v], iterator_types = [\"parallel\"]}} "
+        "ins(%v{p} : tensor<4xf32>) outs(%e : tensor<4xf32>) {{\n"
+        "  ^bb0(%in: f32, %out: f32):\n    %r = arith.addf %in, %in : f32\n    linalg.yield %r : f32\n"
+        "  }} -> tensor<4xf32>\n"
+    )
+    chain = "".join(step.format(n=n, p=n - 1) for n in range(1, 1501))
+    text = (
+        "#v = affine_map<(d0) -> (d0)>\n#s = affine_map<(d0) -> ()>\n"
+        "func.func @f(%x: f32) -> tensor<f32> {\n"
+        "  %e = tensor.empty() : tensor<4xf32>\n"
+        "  %v0 = linalg.fill ins(%x : f32) outs(%e : tensor<4xf32>) -> tensor<4xf32>\n"
+        f"{chain}"
+        "  %e0 = tensor.empty() : tensor<f32>\n"
+        "  %sum = linalg.generic {indexing_maps = [#v, #s], iterator_types = [\"reduction\"]} "
+        "ins(%v1500 : tensor<4xf32>) outs(%e0 : tensor<f32>) {\n"
+        "  ^bb0(%in: f32, %out: f32):\n    %r = arith.addf %in, %out : f32\n    linalg.yield %r : f32\n"
+        "  } -> tensor<f32>\n"
+        "  return %sum : tensor<f32>\n}\n"
+    )
+    done = run_tool("purity-opt", "-", "--purity-materialize-uniform-reduction-inputs", stdin=text)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.count("util.optimization_barrier") == 1

@@ -83,17 +83,30 @@ def _materialize_uniform_inputs(reduction: Operation, varies: _Variation) -> Non
 
 class _Variation:
     """Whether a tensor's elements may differ from one another once IREE
-    fuses its elementwise producers (memoized: chains are walked once)."""
+    fuses its elementwise producers. Memoized, and walked with a stack of
+    its own: an elementwise chain may be longer than Python's recursion
+    limit."""
 
     def __init__(self) -> None:
         self._known: dict[Value, bool] = {}
 
     def __call__(self, value: Value) -> bool:
-        if value not in self._known:
-            self._known[value] = self._compute(value)
+        pending = [value]
+        while pending:
+            current = pending[-1]
+            if current in self._known:
+                pending.pop()
+                continue
+            unknown = [v for v in _followed_operands(current) if v not in self._known]
+            if unknown:
+                pending.extend(unknown)
+                continue
+            self._known[current] = self._compute(current)
+            pending.pop()
         return self._known[value]
 
     def _compute(self, value: Value) -> bool:
+        """With the variation of `_followed_operands(value)` known."""
         if not isinstance(value, OpResult):
             return True
         op = value.owner
@@ -102,15 +115,16 @@ class _Variation:
         if op.name == "arith.constant":
             return not _is_splat(op)
         if op.name in _RESHAPES:
-            return self(op.operands[0])
-        if op.name == "linalg.generic" and not _is_reduction(op):
+            return self._known[op.operands[0]]
+        if _is_elementwise_generic(op):
             return self._elementwise_varies(op, value.result_number)
         return True
 
     def _elementwise_varies(self, generic: Operation, result_number: int) -> bool:
         body = generic.regions[0].blocks[0]
-        operand_varies = [self(operand) for operand in generic.operands]
-        varying: set[Value] = {arg for arg, v in zip(body.arguments, operand_varies) if v}
+        varying: set[Value] = {
+            argument for argument, operand in zip(body.arguments, generic.operands) if self._known[operand]
+        }
         for inner in body.operations:
             inner = inner.operation
             if len(inner.regions) > 0:
@@ -118,6 +132,22 @@ class _Variation:
             if inner.name == "linalg.index" or any(operand in varying for operand in inner.operands):
                 varying.update(inner.results)
         return terminator(body).operands[result_number] in varying
+
+
+def _followed_operands(value: Value) -> list[Value]:
+    """The operands whose variation decides `value`'s."""
+    if not isinstance(value, OpResult):
+        return []
+    op = value.owner
+    if op.name in _RESHAPES:
+        return [op.operands[0]]
+    if _is_elementwise_generic(op):
+        return list(op.operands)
+    return []
+
+
+def _is_elementwise_generic(op: Operation) -> bool:
+    return op.name == "linalg.generic" and not _is_reduction(op)
 
 
 def _read_inputs(generic: Operation) -> list[int]:
