@@ -18,7 +18,10 @@ not know, a non-splat constant, a read through a reshape of a varying value,
 or the result of an elementwise generic whose yielded values depend on
 `linalg.index` or on a varying operand's element. Each such input it passes
 through `util.optimization_barrier` (an IREE op, in generic form), which
-IREE does not fuse across: the uniform tensor is computed into a buffer by
+IREE does not fuse across (splat constants too: IREE reduced the ones
+measured right, a sum of a splat and of a splat times 2, but canonicalizes
+constants and fills into one another, and a wrong sum costs more than a
+buffer): the uniform tensor is computed into a buffer by
 a dispatch of its own and the reduction reads its elements, which IREE
 compiles right. Other users of the value still fuse with its producers. The
 cost is one buffer of the reduced tensor's size, in programs that reduce a
