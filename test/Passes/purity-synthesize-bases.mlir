@@ -122,3 +122,33 @@ func.func @overlapping_windows(
   %1 = torch.aten.mul.Scalar %w, %int1 : !torch.tensor<[2,2],f32>, !torch.int -> !torch.vtensor<[2,2],f32>
   return %1 : !torch.vtensor<[2,2],f32>
 }
+
+// -----
+
+// `b[:1]`, `b[1:]` and an as_strided view of `b[1:]` (storage offsets 0, 4
+// and 4 of a 2x4 storage): the last two overlap and are written, so they get
+// a base over elements [0, 8). `b[:1]` overlaps neither, but lies inside the
+// base, which is written back whole: it joins the base, so its own write is
+// seen through the base instead of being undone by the base's write-back.
+// CHECK-LABEL: func.func @member_inside_base_span(
+// CHECK-SAME: %[[BASE:[^:]*]]: !torch.tensor<[8],f32> {purity.input = "synthetic-base:0,1,2", {{.*}}purity.synthetic_base_of = array<i64: 0, 1, 2>}
+// CHECK-DAG: torch.aten.permute {{.*}} {purity.regenerates_input = 0 : i64}
+// CHECK-DAG: torch.aten.view {{.*}} {purity.regenerates_input = 1 : i64}
+// CHECK-DAG: torch.aten.view {{.*}} {purity.regenerates_input = 2 : i64}
+// FUNC-LABEL: func.func @member_inside_base_span(
+// FUNC-NOT: overwrites %arg0
+// FUNC-NOT: overwrites %arg1
+// FUNC-NOT: overwrites %arg2
+// FUNC: torch.overwrite.tensor.contents {{.*}} overwrites %arg3
+// FUNC-NOT: overwrites
+// FUNC: return
+func.func @member_inside_base_span(
+    %v: !torch.tensor<[2,2],f32> {purity.sizes = array<i64: 2, 2>, purity.strides = array<i64: 1, 2>, purity.storage_offset = 4 : i64, purity.storage_group = 0 : i64},
+    %second: !torch.tensor<[1,4],f32> {purity.sizes = array<i64: 1, 4>, purity.strides = array<i64: 4, 1>, purity.storage_offset = 4 : i64, purity.storage_group = 0 : i64},
+    %first: !torch.tensor<[1,4],f32> {purity.sizes = array<i64: 1, 4>, purity.strides = array<i64: 4, 1>, purity.storage_offset = 0 : i64, purity.storage_group = 0 : i64}) -> !torch.vtensor<[2,2],f32> {
+  %int1 = torch.constant.int 1
+  %0 = torch.aten.add_.Scalar %second, %int1, %int1 : !torch.tensor<[1,4],f32>, !torch.int, !torch.int -> !torch.tensor<[1,4],f32>
+  %1 = torch.aten.add_.Scalar %first, %int1, %int1 : !torch.tensor<[1,4],f32>, !torch.int, !torch.int -> !torch.tensor<[1,4],f32>
+  %2 = torch.aten.mul.Scalar %v, %int1 : !torch.tensor<[2,2],f32>, !torch.int -> !torch.vtensor<[2,2],f32>
+  return %2 : !torch.vtensor<[2,2],f32>
+}

@@ -75,6 +75,13 @@ def data_and_metadata_mutation(a, b):
     return a + 0, b + 0
 
 
+def read_window_write_both_halves(window, second, first):
+    picked = window[torch.tensor([1, 0])]
+    second.add_(1.5)
+    first.add_(1.5)
+    return picked * 2
+
+
 def dupe_arg_torture(x, y):
     x.t_()
     y.unsqueeze_(0)
@@ -110,6 +117,13 @@ CASES = [
     ("same_object_twice_metadata", dupe_arg_torture, lambda s: (lambda x: (x, x))(base(s, 2, 3))),
     ("disjoint_halves", mutate_both, lambda s: (lambda x: (x[0:2], x[2:4]))(base(s, 4))),
     ("interleaved_columns", mutate_both, lambda s: (lambda x: (x[:, 0::2], x[:, 1::2]))(base(s, 3, 4))),
+    # The window and the second half need a base over the storage from its
+    # start; the first half, disjoint from both, lies inside that base.
+    (
+        "disjoint_input_inside_a_synthetic_base",
+        read_window_write_both_halves,
+        lambda s: (lambda x: (x[1:].as_strided((2, 2), (1, 2)), x[1:], x[:1]))(base(s, 2, 4)),
+    ),
 ]
 
 

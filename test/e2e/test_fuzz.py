@@ -10,12 +10,7 @@ from torch_purity.fuzz import FuzzProgram, check_program, run_fuzz
 REGRESSIONS = sorted((Path(__file__).parent / "fuzz_regressions").glob("case_*.py"))
 
 # Wrong answers the fuzzer found that are not fixed yet: strict, so a fix shows.
-KNOWN_WRONG: dict[str, str] = {
-    "case_9f0ae4288baa": "open (purity fuzz --seed 2034): an index_put accumulating into an as_strided view of an "
-    "aliased input (x[1:]), then an out-of-range embedding index: the failed call had changed input 1",
-    "case_f9be506ef867": "open (purity fuzz --seed 2034): x0 = b[:1], x1 = b[1:], a gather from x1.as_strided, then "
-    "x1.add_ and x0.add_: x0 comes back 1.5 off",
-}
+KNOWN_WRONG: dict[str, str] = {}
 
 
 def test_bounded_fuzz_run():

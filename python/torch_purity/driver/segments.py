@@ -189,7 +189,7 @@ class SegmentedProgram:
         check, an eager op raising) leaves the inputs as they were: the ones
         a step writes are copied first and restored."""
         if self.written_inputs is None:
-            self.written_inputs = _written_placeholders(self.graph, self.parents, self.placeholders)
+            self.written_inputs = _written_placeholders(self.graph, self.placeholders)
         kept = [
             (inputs[i], inputs[i].clone()) for i in self.written_inputs if isinstance(inputs[i], torch.Tensor)
         ]
@@ -218,11 +218,11 @@ class SegmentedProgram:
         return [rebuild(r) if isinstance(r, fx.Node) else r for r in self.results]
 
 
-def _written_placeholders(
-    graph: fx.GraphModule, parents: dict[fx.Node, tuple[str, fx.Node] | None], placeholders: list[fx.Node]
-) -> list[int]:
+def _written_placeholders(graph: fx.GraphModule, placeholders: list[fx.Node]) -> list[int]:
     """Positions of the placeholders whose storage an op of the graph writes
-    (an argument its schema marks written, followed through views to its base)."""
+    (an argument its schema marks written, followed through views to its base,
+    views made by eager ops included: a write through an eager `as_strided`
+    of an input writes that input)."""
     written: set[fx.Node] = set()
     for node in graph.graph.nodes:
         if node.op != "call_function" or not isinstance(node.target, torch._ops.OpOverload):
@@ -231,8 +231,8 @@ def _written_placeholders(
             if parameter.alias_info is None or not parameter.alias_info.is_write:
                 continue
             value = node.args[index] if index < len(node.args) else node.kwargs.get(parameter.name)
-            while isinstance(value, fx.Node) and parents.get(value) is not None:
-                value = parents[value][1]
+            while isinstance(value, fx.Node) and (parent := _alias_parent(value)) is not None:
+                value = parent[1]
             if isinstance(value, fx.Node):
                 written.add(value)
     return [position for position, node in enumerate(placeholders) if node in written]
