@@ -271,6 +271,7 @@ class FuzzCounts:
     via_fallback: int = 0  # of `passed`: refused by Purity's own code, matched with the eager fallback
     unsupported: int = 0
     unsupported_reasons: dict[str, int] = field(default_factory=dict)
+    failed: int = 0  # counted with `keep_going` only (otherwise the run stops at the first)
 
 
 def check_program(program: FuzzProgram, counts: FuzzCounts | None = None) -> None:
@@ -387,13 +388,20 @@ def run_fuzz(
     progress_every: int = 0,
     counts_path: Path | None = None,
     regression_directory: Path = REGRESSION_DIRECTORY,
+    keep_going: bool = False,
 ) -> FuzzResult:
     """`examples` programs from `random_seed`; with `progress_every`, the counts
     so far go to stderr every that many programs (a long run shows it lives);
     with `counts_path`, they are written there (JSON) after every program, so
-    a parent process knows how far a run that crashed got."""
+    a parent process knows how far a run that crashed got.
+
+    By default the run stops at the first failure, which Hypothesis shrinks.
+    With `keep_going`, every failing program is reported (to stderr, at once)
+    and saved as found, unshrunk, and the run goes on to `examples` programs:
+    a long run then counts every failure instead of the first."""
     counts = FuzzCounts()
     failing: list[tuple[FuzzProgram, str]] = []
+    result = FuzzResult(counts)
 
     @seed(random_seed)
     @settings(
@@ -407,14 +415,21 @@ def run_fuzz(
         try:
             check_program(program, counts)
         except FuzzFailure as failure:
-            failing.append((program, str(failure)))
-            raise
+            if not keep_going:
+                failing.append((program, str(failure)))
+                raise
+            counts.failed += 1
+            result.failures.append(str(failure))
+            print(f"FAILED (program {counts.programs}): {failure}", file=sys.stderr, flush=True)
+            if save:
+                result.saved.append(save_regression(program, str(failure), regression_directory))
         finally:
             if counts_path is not None:
                 counts_path.write_text(json.dumps(dataclasses.asdict(counts)))
             if progress_every and counts.programs % progress_every == 0:
                 print(
-                    f"... programs {counts.programs}, passed {counts.passed}, unsupported {counts.unsupported}",
+                    f"... programs {counts.programs}, passed {counts.passed}, unsupported {counts.unsupported}, "
+                    f"failed {counts.failed}",
                     file=sys.stderr,
                     flush=True,
                 )
@@ -426,9 +441,8 @@ def run_fuzz(
     except BaseExceptionGroup as group:  # Hypothesis found several distinct failures
         distinct = len(group.exceptions)
     else:
-        return FuzzResult(counts)
+        return result
     # Hypothesis replays each shrunk failure last.
-    result = FuzzResult(counts)
     for program, reason in failing[-distinct:]:
         result.failures.append(reason)
         if save:

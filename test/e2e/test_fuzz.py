@@ -31,3 +31,22 @@ def test_bounded_fuzz_run():
 )
 def test_saved_regression(path):
     check_program(FuzzProgram(path.read_text()))
+
+
+def test_keep_going_reports_every_failure_and_runs_to_the_end(monkeypatch, tmp_path):
+    """`purity fuzz --keep-going`: failing programs (here the second and the
+    fourth, made to fail) are each counted and saved as found, and the run
+    still generates all the programs asked for."""
+    import torch_purity.fuzz as fuzz
+
+    def fails_every_second(program, counts):
+        counts.programs += 1
+        if counts.programs % 2 == 0:
+            raise fuzz.FuzzFailure(f"injected failure {counts.programs}")
+        counts.passed += 1
+
+    monkeypatch.setattr(fuzz, "check_program", fails_every_second)
+    result = run_fuzz(5, random_seed=3, regression_directory=tmp_path, keep_going=True)
+    assert (result.counts.programs, result.counts.passed, result.counts.failed) == (5, 3, 2)
+    assert result.failures == ["injected failure 2", "injected failure 4"]
+    assert len(set(result.saved)) == 2 and all("def program(" in p.read_text() for p in result.saved)

@@ -294,6 +294,7 @@ def command_fuzz(args: argparse.Namespace) -> int:
             argv = ["fuzz", "--n", str(left), "--seed", str(seed), "--progress", str(args.progress)]
             argv += ["--no-save"] if args.no_save else []
             argv += ["--save-to", args.save_to] if args.save_to else []
+            argv += ["--keep-going"] if args.keep_going else []
             code = _in_child(argv, {"PURITY_FUZZ_COUNTS": str(counts_path)})
             done = json.loads(counts_path.read_text())["programs"] if counts_path.exists() else 0
         if code >= 0:
@@ -324,6 +325,7 @@ def _fuzz_here(args: argparse.Namespace) -> int:
         progress_every=args.progress,
         counts_path=Path(counts_path) if counts_path else None,
         regression_directory=Path(args.save_to) if args.save_to else REGRESSION_DIRECTORY,
+        keep_going=args.keep_going,
     )
     counts = result.counts
     print(
@@ -334,7 +336,7 @@ def _fuzz_here(args: argparse.Namespace) -> int:
     for reason, count in sorted(counts.unsupported_reasons.items(), key=lambda item: -item[1]):
         print(f"  unsupported x{count}: {reason}")
     for failure in result.failures:
-        print(f"FAILED (shrunk): {failure}")
+        print(f"FAILED ({'as found' if args.keep_going else 'shrunk'}): {failure}")
     for path in result.saved:
         print(f"  saved as a regression test: {path}")
     return 1 if result.failures else 0
@@ -364,6 +366,11 @@ def build_parser() -> argparse.ArgumentParser:
     fuzz.add_argument("--no-save", action="store_true", help="do not save a failing program as a regression test")
     fuzz.add_argument(
         "--save-to", metavar="DIR", help="where failing programs are saved (default test/e2e/fuzz_regressions)"
+    )
+    fuzz.add_argument(
+        "--keep-going",
+        action="store_true",
+        help="report and save every failing program (unshrunk) and go on, instead of stopping at the first",
     )
     fuzz.add_argument(
         "--progress",
