@@ -106,6 +106,7 @@ STAGES: tuple[Stage, ...] = (
             "purity-seed-from-argument",
             "purity-isolate-results",
             "purity-materialize-uniform-reduction-inputs",
+            "purity-separate-sort-destinations",
             "purity-split-scalar-dispatches",
             "purity-copy-overlapping-slice-sources",
             "purity-dispatch-argument-writes",

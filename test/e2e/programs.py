@@ -903,4 +903,41 @@ def filled_diagonal_scanned_and_summed(x, y):
     return x.diagonal().cumsum(0), x.diagonal().sum() + y
 
 
+
+# --- several sorts or top-ks in one program ---------------------------------
+# IREE-WORKAROUND(shared-sort-destination): IREE ran two sorts of one shape
+# in place in one index buffer; each program below gave a wrong answer
+# without purity-separate-sort-destinations.
+
+
+@program((6,))
+def two_sorts_ranks(x):
+    return x.argsort().argsort()
+
+
+@program((5,), (5,))
+def two_sorts_of_two_inputs(x, y):
+    return x.sort().indices, y.sort().indices
+
+
+@program((2, 5))
+def two_sorts_of_one_tensor(x):
+    return x.sort(1).indices, x.sort(1, descending=True).indices, x + 1
+
+
+@program((7,), (7,))
+def two_sorts_top_ks(x, y):
+    return x.topk(3).indices, y.topk(3, largest=False).indices
+
+
+@program((3, 4), dtype=torch.float64)
+def two_sorts_float64_rows_and_columns(x):
+    return x.sort(1), x.sort(0, descending=True)
+
+
+@program(make=lambda g: (torch.randperm(1000, generator=g)[:8], torch.randperm(1000, generator=g)[:8]))
+def two_sorts_of_integers(x, y):
+    return x.sort().indices, y.argsort(descending=True)
+
+
 E2E_NAMES = [name for name, _, _ in PROGRAMS]

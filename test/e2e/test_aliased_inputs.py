@@ -161,3 +161,27 @@ def test_guard_recompiles_for_new_aliasing():
     expected = y + 1
     compiled(y, y)
     torch.testing.assert_close(y, expected)
+
+
+def double_into_transposed_alias(x, xt):
+    torch.mul(x, 2, out=xt)
+    return x + 0
+
+
+def test_out_write_into_a_transposed_alias_runs_like_eager():
+    """`out=` into the transpose of the tensor the op reads: eager reads
+    elements it already overwrote, in its kernel's order (for tensors that
+    are not dense it cannot tell and does not refuse). Purity's own code
+    refuses it with a located error; the eager fallback runs that op in
+    eager and matches."""
+    def make(seed):
+        every_other_column = base(seed, 3, 6)[:, ::2]
+        return every_other_column, every_other_column.t()
+
+    with pytest.raises(torch_purity.PurityError, match="depends on the order its kernel visits") as refused:
+        torch_purity.compile(double_into_transposed_alias, fallback="error")(*make(0))
+    assert "test_aliased_inputs.py" in str(refused.value)
+    with pytest.warns(torch_purity.EagerFallbackWarning, match="aten.mul.out"):
+        compiled = torch_purity.compile(double_into_transposed_alias, fallback="eager")
+        report = compare(double_into_transposed_alias, compiled, make(1))
+    assert report.ok, report.problems

@@ -85,3 +85,57 @@ def test_variance_of_too_few_elements_matches_eager(name):
         got = torch_purity.compile(program)(x)
     for g, w in zip(got if isinstance(got, tuple) else (got,), want if isinstance(want, tuple) else (want,)):
         assert g.shape == w.shape and torch.allclose(g, w, equal_nan=True), (g, w)
+
+
+# Ordering with NaN: eager orders NaN above every number (argmax/argmin give
+# the first NaN, sort puts NaN last ascending and first descending, topk takes
+# NaN as the largest). Rows and columns hold no two equal values, so the
+# order of indices is defined even where the sort is not stable.
+ROWS = torch.tensor(
+    [
+        [1.0, float("nan"), 3.0, -1.0, float("inf")],
+        [2.0, 0.5, float("inf"), -float("inf"), 7.0],
+        [float("nan"), -2.0, 4.0, 0.0, -float("inf")],
+        [-0.5, 1e30, 6.0, float("nan"), 2.0],
+    ]
+)
+# Several NaN in a row: only where eager's answer is defined (the first NaN, a stable sort).
+MANY_NAN = torch.tensor([[3.0, float("nan"), float("inf"), float("nan"), -1.0], [float("nan")] * 5])
+
+ORDERING = {
+    "argmax": (lambda x: x.argmax(1), ROWS),
+    "argmax_keepdim": (lambda x: x.argmax(-1, keepdim=True), ROWS),
+    "argmax_of_all": (lambda x: x.argmax(), ROWS),
+    "argmin": (lambda x: x.argmin(1), ROWS),
+    "argmin_of_all_keepdim": (lambda x: x.argmin(keepdim=True), ROWS),
+    "max_along_dim": (lambda x: torch.max(x, 1), ROWS),
+    "min_along_dim_0": (lambda x: torch.min(x, 0), ROWS),
+    "argmax_first_of_many_nan": (lambda x: x.argmax(1), MANY_NAN),
+    "sort": (lambda x: torch.sort(x, 1), ROWS),
+    "sort_descending_columns": (lambda x: torch.sort(x, 0, descending=True), ROWS),
+    "stable_sort_many_nan": (lambda x: torch.sort(x, dim=1, stable=True), MANY_NAN),
+    "stable_argsort_descending_many_nan": (lambda x: x.argsort(dim=1, stable=True, descending=True), MANY_NAN),
+    "msort": (lambda x: x.msort(), ROWS),
+    "topk_largest": (lambda x: x.topk(2, 1), ROWS),
+    "topk_smallest": (lambda x: x.topk(3, 1, largest=False), ROWS),
+    "sort_after_an_in_place_write": (lambda x: x.mul_(2).sort(1).values, ROWS),
+}
+ORDERING_CASES = [(name, dtype) for name in sorted(ORDERING) for dtype in (torch.float32, torch.float64)] + [
+    (name, torch.float16) for name in ("argmax", "sort", "topk_largest")
+]
+
+
+@pytest.mark.parametrize("name,dtype", ORDERING_CASES, ids=[f"{n}-{str(d)[6:]}" for n, d in ORDERING_CASES])
+def test_ordering_with_nan_matches_eager(name, dtype):
+    program, data = ORDERING[name]
+    x, eager_x = data.to(dtype).clone(), data.to(dtype).clone()
+    # A stable sort has no Torch op and runs in eager (the eager fallback); the rest compiles.
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", torch_purity.EagerFallbackWarning)
+        got = torch_purity.compile(program, fallback="eager" if "stable" in name else "error")(x)
+    want = program(eager_x)
+    got, want = (got, want) if isinstance(want, tuple) else ((got,), (want,))
+    for g, w in zip(got, want, strict=True):
+        assert g.dtype == w.dtype and g.shape == w.shape, (g, w)
+        assert torch.equal(g, w) if not w.is_floating_point() else torch.allclose(g, w, equal_nan=True), (g, w)
+    assert torch.allclose(x, eager_x, equal_nan=True)

@@ -66,6 +66,7 @@ from . import control_flow
 from .alias_analysis import AliasesOfGraphs, analyze_aliases
 from .locations import innermost_user_frame, node_location, op_display_name, register_user_code, source_of
 from .symbolic import SymbolicInputs, SymIntIndexing
+from .write_overlap import refuse_order_dependent_writes
 
 # Function argument attributes written by the importer and read by passes.
 
@@ -615,8 +616,8 @@ _NAN_PROPAGATING |= {
     _aten.clamp_max_.Tensor: _in_place(_NAN_PROPAGATING[_aten.clamp_max.Tensor]),
     _aten.hardtanh_.default: _in_place(_NAN_PROPAGATING[_aten.hardtanh.default]),
 }
-# Registered ops decomposed anyway: torch-mlir's lowering of each loses NaN.
-_NAN_KEEPING = _NAN_PROPAGATING | {_aten.eq.Tensor: _equal_without_self_fold}
+
+
 # TORCH-MLIR-WORKAROUND(softshrink-sign), torch-mlir 20261001: its softshrink
 # is off by 2 * lambd on every element it shrinks; PyTorch's decomposition
 # is traced instead. Can go when test_opinfo_regressions.py's softshrink
@@ -689,6 +690,100 @@ def _outside_workarounds(decomposition: Callable) -> Callable:
         return NotImplemented if _inside_workaround.get() else decomposition(*args, **kwargs)
 
     return decompose
+
+
+# TORCH-MLIR-WORKAROUND(nan-ordering), torch-mlir 20261001: its lowerings of
+# argmax/argmin (and max/min along a dim), sort and topk compare NaN as a
+# number, so NaN lands anywhere (`argmax([1, nan, 3])` gave 0, `sort` left NaN
+# among the numbers, `topk` skipped it); eager orders NaN above every number:
+# argmax and argmin return the first NaN, sort puts NaN last ascending and
+# first descending, topk takes NaN as the largest. For floating inputs the
+# index is the first NaN's where the slice has one, and sort and topk order
+# keys where NaN is largest: float16/bfloat16/float32 as float64 keys with
+# +inf made the largest finite float64 and NaN +inf; float64 by a second sort
+# that moves the NaN past the +inf they tied with. Can go when
+# test_nan_values.py's ordering programs match eager without it.
+_NARROW_FLOATS = (torch.float16, torch.bfloat16, torch.float32)
+
+
+@_outside_workarounds
+def _first_nan_or(pick: Callable, x, dim=None, keepdim=False):
+    """`pick` (argmax or argmin) where the slice has no NaN, else its first NaN's index."""
+    if not x.is_floating_point() or x.dim() == 0 or x.numel() == 0:
+        return NotImplemented
+    source, axis = (x, dim % x.dim()) if dim is not None else (x.reshape(-1), 0)
+    nans = torch.isnan(source)
+    first_nan = _traced_as_is(torch.argmax, nans.to(torch.int32), axis, keepdim)
+    index = torch.where(nans.any(axis, keepdim=keepdim), first_nan, _traced_as_is(pick, source, axis, keepdim))
+    return index.reshape([1] * x.dim()) if dim is None and keepdim else index
+
+
+def _nan_extreme_along(pick: Callable, extreme: Callable) -> Callable:
+    """max.dim / min.dim: the extreme value (amax/amin keep NaN) and the index `_first_nan_or` finds."""
+
+    def decompose(x, dim, keepdim=False):
+        index = _first_nan_or(pick, x, dim, keepdim)
+        return NotImplemented if index is NotImplemented else (extreme(x, dim, keepdim), index)
+
+    return decompose
+
+
+def _nan_largest_keys(x):
+    """float64 keys ordered as eager orders `x` (a narrow float): NaN above +inf."""
+    wide = x.to(torch.float64)
+    return wide.masked_fill(wide == math.inf, torch.finfo(torch.float64).max).masked_fill(torch.isnan(wide), math.inf)
+
+
+def _sort_keys(keys, dim: int, descending: bool):
+    return _traced_as_is(torch.sort, keys, dim, descending)[1]
+
+
+@_outside_workarounds
+def _nan_ordered_sort(x, stable=None, dim=-1, descending=False):
+    # (A stable sort has no Torch op: it runs in eager, which orders NaN itself.)
+    if not x.is_floating_point() or x.dim() == 0 or stable:
+        return NotImplemented
+    dim = dim % x.dim()
+    if x.dtype in _NARROW_FLOATS:
+        order = _sort_keys(_nan_largest_keys(x), dim, descending)
+    else:
+        first = _sort_keys(x.masked_fill(torch.isnan(x), math.inf), dim, descending)
+        n = x.shape[dim]
+        shape = [1] * x.dim()
+        shape[dim] = n
+        positions = torch.arange(n, device=x.device).view(shape)
+        nan_at = torch.isnan(torch.gather(x, dim, first)).to(torch.int64) * n
+        # Unique keys: the NaN (tied with +inf above) move past it, all else keeps its place.
+        moved = _sort_keys(positions - nan_at if descending else positions + nan_at, dim, False)
+        order = torch.gather(first, dim, moved)
+    return torch.gather(x, dim, order), order
+
+
+@_outside_workarounds
+def _nan_ordered_topk(x, k, dim=-1, largest=True, sorted=True):
+    if not x.is_floating_point() or x.dim() == 0:
+        return NotImplemented
+    dim = dim % x.dim()
+    if x.dtype in _NARROW_FLOATS:
+        order = _traced_as_is(torch.topk, _nan_largest_keys(x), k, dim, largest, sorted)[1]
+    else:
+        order = _nan_ordered_sort(x, None, dim, largest)[1].narrow(dim, 0, k)
+    return torch.gather(x, dim, order), order
+
+
+_NAN_ORDERING = {
+    _aten.argmax.default: functools.partial(_first_nan_or, torch.argmax),
+    _aten.argmin.default: functools.partial(_first_nan_or, torch.argmin),
+    _aten.max.dim: _nan_extreme_along(torch.argmax, torch.amax),
+    _aten.min.dim: _nan_extreme_along(torch.argmin, torch.amin),
+    _aten.sort.default: lambda x, dim=-1, descending=False: _nan_ordered_sort(x, None, dim, descending),
+    _aten.sort.stable: lambda x, *, stable=None, dim=-1, descending=False: _nan_ordered_sort(
+        x, stable, dim, descending
+    ),
+    _aten.topk.default: _nan_ordered_topk,
+}
+# Registered ops decomposed anyway: torch-mlir's lowering of each loses NaN.
+_NAN_KEEPING = _NAN_PROPAGATING | _NAN_ORDERING | {_aten.eq.Tensor: _equal_without_self_fold}
 
 
 def _reduced_trigonometry(name: str) -> Callable:
@@ -1786,6 +1881,7 @@ def import_graph(
             f"the graph has {len(placeholders)} inputs but {len(inputs)} example inputs were given",
         )
     _refuse_arange_of_runtime_extent(gm)
+    refuse_order_dependent_writes(gm)
     groups = _storage_groups(inputs)
     shared = {}
     for node, group in zip(placeholders, groups):

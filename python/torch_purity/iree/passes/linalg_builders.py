@@ -134,6 +134,21 @@ def copy_reading_destination(source: Value, destination: Value) -> Value | None:
     return generic.results[0]
 
 
+def _empty_like(source: Value) -> Value:
+    """A `tensor.empty` of `source`'s type, its dynamic sizes read from `source`."""
+    tensor_type = RankedTensorType(source.type)
+    dims = []
+    for axis, size in enumerate(tensor_type.shape):
+        if ShapedType.is_dynamic_size(size):
+            index = Operation.create(
+                "arith.constant",
+                results=[IndexType.get()],
+                attributes={"value": IntegerAttr.get(IndexType.get(), axis)},
+            ).results[0]
+            dims.append(Operation.create("tensor.dim", results=[IndexType.get()], operands=[source, index]).results[0])
+    return Operation.create("tensor.empty", results=[tensor_type], operands=dims).results[0]
+
+
 def fresh_copy(source: Value) -> Value | None:
     """A copy of `source` in a tensor of its own, computed by a dispatch:
     `copy_reading_destination` into a zero-filled tensor (a plain copy would
@@ -145,16 +160,7 @@ def fresh_copy(source: Value) -> Value | None:
         return None
     zero_attr = IntegerAttr.get(element, 0) if isinstance(element, IntegerType) else FloatAttr.get(element, 0.0)
     zero = Operation.create("arith.constant", results=[element], attributes={"value": zero_attr}).results[0]
-    dims = []
-    for axis, size in enumerate(tensor_type.shape):
-        if ShapedType.is_dynamic_size(size):
-            index = Operation.create(
-                "arith.constant",
-                results=[IndexType.get()],
-                attributes={"value": IntegerAttr.get(IndexType.get(), axis)},
-            ).results[0]
-            dims.append(Operation.create("tensor.dim", results=[IndexType.get()], operands=[source, index]).results[0])
-    empty = Operation.create("tensor.empty", results=[tensor_type], operands=dims).results[0]
+    empty = _empty_like(source)
     zeros = Operation.create(
         "linalg.fill",
         results=[tensor_type],
@@ -166,3 +172,57 @@ def fresh_copy(source: Value) -> Value | None:
     with InsertionPoint(body):
         Operation.create("linalg.yield", operands=[body.arguments[0]])
     return copy_reading_destination(source, zeros.results[0])
+
+
+_CMPF_ORD, _CMPF_UNO = 7, 14  # arith.cmpf predicates "ord" and "uno"
+
+
+def distinct_copy(source: Value, tag: int) -> Value | None:
+    """A copy of `source` in a tensor of its own that neither folding nor CSE
+    removes: `select(never, tag, element)`, where `never` (the element, as a
+    float, both unordered and ordered with itself) is always false but not
+    known to be by MLIR's folders, and `tag` differs per copy, so that two
+    copies of one value stay two. Yields `source`'s elements exactly. Built
+    at the current insertion point and location; None for element types
+    other than integers and IEEE floats."""
+    tensor_type = RankedTensorType(source.type)
+    element = tensor_type.element_type
+    if _bit_type(element) is None:
+        return None
+    empty = _empty_like(source)
+    identity = AffineMapAttr.get(AffineMap.get_identity(tensor_type.rank))
+    parallel = Attribute.parse("#linalg.iterator_type<parallel>")
+    generic = Operation.create(
+        "linalg.generic",
+        results=[tensor_type],
+        operands=[source, empty],
+        attributes={
+            "indexing_maps": ArrayAttr.get([identity, identity]),
+            "iterator_types": ArrayAttr.get([parallel] * tensor_type.rank),
+            "operandSegmentSizes": DenseI32ArrayAttr.get([1, 1]),
+        },
+        regions=1,
+    )
+    body = generic.regions[0].blocks.append(element, element)
+    value = body.arguments[0]
+    i1 = IntegerType.get_signless(1)
+    with InsertionPoint(body):
+        as_float = value
+        if isinstance(element, IntegerType):
+            cast = "arith.uitofp" if element.width == 1 else "arith.sitofp"
+            as_float = Operation.create(cast, results=[F32Type.get()], operands=[value]).results[0]
+
+        def compare(predicate: int) -> Value:
+            return Operation.create(
+                "arith.cmpf",
+                results=[i1],
+                operands=[as_float, as_float],
+                attributes={"predicate": IntegerAttr.get(IntegerType.get_signless(64), predicate)},
+            ).results[0]
+
+        never = Operation.create("arith.andi", results=[i1], operands=[compare(_CMPF_UNO), compare(_CMPF_ORD)])
+        tag_attr = IntegerAttr.get(element, tag) if isinstance(element, IntegerType) else FloatAttr.get(element, tag)
+        tag_value = Operation.create("arith.constant", results=[element], attributes={"value": tag_attr}).results[0]
+        chosen = Operation.create("arith.select", results=[element], operands=[never.results[0], tag_value, value])
+        Operation.create("linalg.yield", operands=[chosen.results[0]])
+    return generic.results[0]
