@@ -73,6 +73,27 @@ def _bit_type(element: Type) -> Type | None:
     return None
 
 
+def _elementwise_generic(source: Value, destination: Value) -> tuple[Operation, object]:
+    """`linalg.generic ins(source) outs(destination)` of identity maps, and
+    its empty body (the caller writes it, ending in `linalg.yield`)."""
+    tensor_type = RankedTensorType(destination.type)
+    identity = AffineMapAttr.get(AffineMap.get_identity(tensor_type.rank))
+    parallel = Attribute.parse("#linalg.iterator_type<parallel>")
+    generic = Operation.create(
+        "linalg.generic",
+        results=[tensor_type],
+        operands=[source, destination],
+        attributes={
+            "indexing_maps": ArrayAttr.get([identity, identity]),
+            "iterator_types": ArrayAttr.get([parallel] * tensor_type.rank),
+            "operandSegmentSizes": DenseI32ArrayAttr.get([1, 1]),
+        },
+        regions=1,
+    )
+    element = tensor_type.element_type
+    return generic, generic.regions[0].blocks.append(element, element)
+
+
 def copy_reading_destination(source: Value, destination: Value) -> Value | None:
     """`linalg.generic ins(source) outs(destination)` yielding `source`
     exactly while reading `destination`: where the bit patterns agree it
@@ -99,20 +120,7 @@ def copy_reading_destination(source: Value, destination: Value) -> Value | None:
         # runtime then hands over host copies (iree/runtime.py).
         Context.current.allow_unregistered_dialects = True
         source = Operation.create(BARRIER, results=[source.type], operands=[source]).results[0]
-    identity = AffineMapAttr.get(AffineMap.get_identity(tensor_type.rank))
-    parallel = Attribute.parse("#linalg.iterator_type<parallel>")
-    generic = Operation.create(
-        "linalg.generic",
-        results=[tensor_type],
-        operands=[source, destination],
-        attributes={
-            "indexing_maps": ArrayAttr.get([identity, identity]),
-            "iterator_types": ArrayAttr.get([parallel] * tensor_type.rank),
-            "operandSegmentSizes": DenseI32ArrayAttr.get([1, 1]),
-        },
-        regions=1,
-    )
-    body = generic.regions[0].blocks.append(element, element)
+    generic, body = _elementwise_generic(source, destination)
     new_value, old_value = body.arguments
     with InsertionPoint(body):
         new_bits, old_bits = new_value, old_value
@@ -189,21 +197,7 @@ def distinct_copy(source: Value, tag: int) -> Value | None:
     element = tensor_type.element_type
     if _bit_type(element) is None:
         return None
-    empty = _empty_like(source)
-    identity = AffineMapAttr.get(AffineMap.get_identity(tensor_type.rank))
-    parallel = Attribute.parse("#linalg.iterator_type<parallel>")
-    generic = Operation.create(
-        "linalg.generic",
-        results=[tensor_type],
-        operands=[source, empty],
-        attributes={
-            "indexing_maps": ArrayAttr.get([identity, identity]),
-            "iterator_types": ArrayAttr.get([parallel] * tensor_type.rank),
-            "operandSegmentSizes": DenseI32ArrayAttr.get([1, 1]),
-        },
-        regions=1,
-    )
-    body = generic.regions[0].blocks.append(element, element)
+    generic, body = _elementwise_generic(source, _empty_like(source))
     value = body.arguments[0]
     i1 = IntegerType.get_signless(1)
     with InsertionPoint(body):
