@@ -49,6 +49,10 @@ SLICE = (
     "nonzero",
     "nn.functional.softshrink",
     "nn.functional.embedding_bag",
+    "sort",
+    "topk",
+    "argmax",
+    "max.reduction_with_dim",
 )
 
 
