@@ -360,11 +360,14 @@ def _same_values(got: torch.Tensor, want: torch.Tensor) -> bool:
     return bool(((got == want) | both_nan).all())
 
 
-def save_regression(program: FuzzProgram, reason: str, directory: Path = REGRESSION_DIRECTORY) -> Path:
+def save_regression(
+    program: FuzzProgram, reason: str, directory: Path = REGRESSION_DIRECTORY, shrunk: bool = True
+) -> Path:
     directory.mkdir(parents=True, exist_ok=True)
     digest = hashlib.sha1(program.source.encode()).hexdigest()[:12]
     path = directory / f"case_{digest}.py"
-    header = "# A minimal program found by `purity fuzz`; test/e2e/test_fuzz.py runs it.\n"
+    kind = "A minimal program" if shrunk else "A program (as found, not shrunk)"
+    header = f"# {kind} found by `purity fuzz`; test/e2e/test_fuzz.py runs it.\n"
     header += "".join(f"# {line}\n" for line in textwrap.wrap(reason, 100))
     path.write_text(header + "import torch\n\n\n" + program.source)
     return path
@@ -422,7 +425,7 @@ def run_fuzz(
             result.failures.append(str(failure))
             print(f"FAILED (program {counts.programs}): {failure}", file=sys.stderr, flush=True)
             if save:
-                result.saved.append(save_regression(program, str(failure), regression_directory))
+                result.saved.append(save_regression(program, str(failure), regression_directory, shrunk=False))
         finally:
             if counts_path is not None:
                 counts_path.write_text(json.dumps(dataclasses.asdict(counts)))

@@ -190,9 +190,7 @@ class SegmentedProgram:
         a step writes are copied first and restored."""
         if self.written_inputs is None:
             self.written_inputs = _written_placeholders(self.graph, self.placeholders)
-        kept = [
-            (inputs[i], inputs[i].clone()) for i in self.written_inputs if isinstance(inputs[i], torch.Tensor)
-        ]
+        kept = [(tensor, tensor.clone()) for tensor in _sharing_storage(inputs, self.written_inputs)]
         try:
             return self._run(inputs)
         except BaseException:
@@ -236,6 +234,17 @@ def _written_placeholders(graph: fx.GraphModule, placeholders: list[fx.Node]) ->
             if isinstance(value, fx.Node):
                 written.add(value)
     return [position for position, node in enumerate(placeholders) if node in written]
+
+
+def _sharing_storage(inputs: Sequence[object], written: list[int]) -> list[torch.Tensor]:
+    """The written inputs and every input sharing storage with one (an eager
+    `as_strided` of one input may write another's elements)."""
+    storages = {inputs[i].untyped_storage()._cdata for i in written if isinstance(inputs[i], torch.Tensor)}
+    return [
+        tensor
+        for index, tensor in enumerate(inputs)
+        if isinstance(tensor, torch.Tensor) and (index in written or tensor.untyped_storage()._cdata in storages)
+    ]
 
 
 def _without_lazy_bits(value: object) -> object:

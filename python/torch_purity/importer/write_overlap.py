@@ -14,9 +14,14 @@ Such a write is refused with a located error: `torch_purity.compile` then
 runs that op in eager (the eager fallback), on the caller's memory, which
 gives eager's answer, or eager's own error where eager raises.
 
-Reading the written tensor itself, or a view that reaches each element from
-the position it is written at (the same layout, or one that broadcasts to
-it), is elementwise and well defined: left alone.
+Left alone: reading the written tensor itself, or a view that reaches each
+element from the position it is written at (the same layout, or one that
+broadcasts to it), which is well defined for pointwise ops (for others,
+`torch.mm(x, y, out=x)`, it is as before: computed as if the inputs were
+read first); the 0-d `value` of the fill family (`x.fill_(x[0, 0])`,
+`masked_fill_`, `index_fill_`), which eager reads before writing; ops that
+change metadata only (`set_`, `resize_as_`); views of another element size
+(`x.view(torch.uint8)`), whose layouts are counted in other units.
 """
 
 from __future__ import annotations
@@ -32,11 +37,14 @@ from ..layout import Layout
 from .locations import op_display_name, source_of
 
 _EXACT_OVERLAP_LIMIT = 1 << 22  # elements; beyond it, overlapping extents count as overlap
+_METADATA_ONLY = frozenset({"aten::set_", "aten::resize_as_", "aten::resize_as_sparse_"})
 
 
 def refuse_order_dependent_writes(gm: fx.GraphModule) -> None:
     for node in gm.graph.nodes:
         if node.op != "call_function" or not isinstance(node.target, torch._ops.OpOverload):
+            continue
+        if node.target._schema.name in _METADATA_ONLY:
             continue
         written, read = _written_and_read(node)
         for target in written:
@@ -59,7 +67,10 @@ def _written_and_read(node: fx.Node) -> tuple[list[torch.Tensor], list[torch.Ten
     for index, parameter in enumerate(node.target._schema.arguments):
         value = node.args[index] if index < len(node.args) else node.kwargs.get(parameter.name)
         is_written = parameter.alias_info is not None and parameter.alias_info.is_write
-        (written if is_written else read).extend(_tensors(value))
+        tensors = list(_tensors(value))
+        if parameter.name == "value" and all(t.dim() == 0 for t in tensors):
+            continue  # a fill's value, read before the write
+        (written if is_written else read).extend(tensors)
     return written, read
 
 
@@ -84,6 +95,8 @@ def _reads_elements_overwritten_elsewhere(target: torch.Tensor, source: torch.Te
             return False
     except (NotImplementedError, RuntimeError):  # a tensor without storage (a sparse one)
         return False
+    if target.element_size() != source.element_size():
+        return False  # (layouts in other units)
     written, reading = _layout(target), _layout(source)
     if written is None or reading is None or target.numel() == 0 or source.numel() == 0:
         return False

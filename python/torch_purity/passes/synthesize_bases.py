@@ -17,10 +17,10 @@ is overwritten once at the edge.
 
 Members that do not overlap (`x[0:2]` and `x[2:4]`, interleaved columns) are
 not merged: no synthetic base where none is needed. Read-only overlap is left
-alone too. But an argument of the storage group inside a base's span (from
-element 0 to the last element its members reach) joins that base even when it
-overlaps no member: the base is written back whole, which would otherwise
-undo that argument's own write.
+alone too. But a written argument of the storage group inside a base's span
+(from element 0 to the last element its members reach) joins that base even
+when it overlaps no member: the base is written back whole, which would
+otherwise undo that argument's own write.
 
 Attributes for the runtime: the base argument (appended after the others)
 carries `purity.synthetic_base_of = array<i64: members>` and its size; each
@@ -134,22 +134,24 @@ def _groups_to_merge(function: Operation) -> list[list[int]]:
         for m in members:
             components.setdefault(find(m), []).append(m)
         bases = [c for c in components.values() if len(c) > 1 and any(m in written for m in c)]
-        merged.extend(_close_over_base_span(bases, members, layouts))
+        merged.extend(_close_over_base_span(bases, [m for m in members if m in written], layouts))
     return merged
 
 
-def _close_over_base_span(bases: list[list[int]], members: list[int], layouts: dict) -> list[list[int]]:
+def _close_over_base_span(bases: list[list[int]], written: list[int], layouts: dict) -> list[list[int]]:
     """A base spans the storage from element 0 to its members' last element,
-    and is written back whole: an argument of the same storage inside that
-    span (`b[:1]` beside a base of `b[1:]` and its `as_strided` view) joins
-    it, else the base's write-back would undo that argument's own write."""
+    and is written back whole: a written argument of the same storage inside
+    that span (`b[:1]` beside a base of `b[1:]` and its `as_strided` view)
+    joins it, else the base's write-back would undo that argument's own
+    write. (An argument only read there keeps its own: the write-back leaves
+    its elements as they were.)"""
     bases = [list(b) for b in bases]
     changed = True
     while changed:
         changed = False
         for base in bases:
             length = max(layouts[m].extent()[1] for m in base)
-            for m in members:
+            for m in written:
                 low, high = layouts[m].extent()
                 if m in base or low == high or low >= length:
                     continue

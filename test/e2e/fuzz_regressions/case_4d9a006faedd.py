@@ -1,4 +1,4 @@
-# A minimal program found by `purity fuzz`; test/e2e/test_fuzz.py runs it.
+# A program (as found, not shrunk) found by `purity fuzz`; test/e2e/test_fuzz.py runs it.
 # (purity fuzz --seed 2035 --keep-going, programs 1320 and 1321: an out= write into a transposed alias of the
 # tensor it reads, which eager computes in its kernel's order; now run in eager through the fallback)
 # differs from eager on data 0: output 1: values differ from eager (max abs difference 2.18); input 0

@@ -10,9 +10,7 @@ in place in that one buffer without the copy value semantics need: the
 second sort starts from the first one's permutation, or from zeros.
 Measured: `x.argsort().argsort()` (ranks) returned `arange(n)`;
 `(x.sort().indices, y.sort().indices)` gave the second as all zeros;
-`(x.topk(2).indices, y.topk(2).indices)` gave the second wrong. A
-`util.optimization_barrier` between them does not help (IREE still
-places both in one buffer), nor does an identity copy (folded away).
+`(x.topk(2).indices, y.topk(2).indices)` gave the second wrong.
 
 The pass gives each sort operand that is made by an op without inputs (the
 iota, a fill), or that other ops use too, a copy of its own
