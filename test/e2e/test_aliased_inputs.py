@@ -185,3 +185,22 @@ def test_out_write_into_a_transposed_alias_runs_like_eager():
         compiled = torch_purity.compile(double_into_transposed_alias, fallback="eager")
         report = compare(double_into_transposed_alias, compiled, make(1))
     assert report.ok, report.problems
+
+
+def fill_from_own_element(x):
+    x.fill_(x[1, 1])
+    return x + 0
+
+
+def masked_fill_from_own_element(x):
+    x.masked_fill_(x > 0, x[2, 2])
+    return x * 1
+
+
+@pytest.mark.parametrize("program", [fill_from_own_element, masked_fill_from_own_element])
+def test_a_fill_from_an_element_of_its_own_tensor_compiles(program):
+    """The fill family reads its 0-d value before writing (eager too): not an
+    order-dependent write, so Purity's own code compiles it."""
+    compiled = torch_purity.compile(program, fallback="error", target=TARGET)
+    report = compare(program, compiled, (base(0, 3, 3),))
+    assert report.ok, report.problems
