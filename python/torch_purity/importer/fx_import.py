@@ -698,14 +698,13 @@ def _outside_workarounds(decomposition: Callable) -> Callable:
 # among the numbers, `topk` skipped it); eager orders NaN above every number:
 # argmax and argmin return the first NaN, sort puts NaN last ascending and
 # first descending, topk takes NaN as the largest. For floating inputs the
-# index is the first NaN's where the slice has one, and sort and topk order
-# keys where NaN is largest: float16/bfloat16/float32 as float64 keys with
-# +inf made the largest finite float64 and NaN +inf; float64 by a second sort
-# that moves the NaN past the +inf they tied with. Can go when
-# test_nan_values.py's ordering programs match eager without it.
-_NARROW_FLOATS = (torch.float16, torch.bfloat16, torch.float32)
-
-
+# index is the first NaN's where the slice has one; sort (and topk, a sort
+# then a slice) sorts the values with NaN made +inf, then sorts unique
+# integer keys (position, moved by n where the sorted element is NaN) to move
+# the NaN past the +inf they tied with. Keys keep the input's width (float64
+# keys for float32 halved the rows IREE can sort: it sorts a row on a stack
+# of 32 KiB). Can go when test_nan_values.py's ordering programs match eager
+# without it.
 @_outside_workarounds
 def _first_nan_or(pick: Callable, x, dim=None, keepdim=False):
     """`pick` (argmax or argmin) where the slice has no NaN, else its first NaN's index."""
@@ -728,12 +727,6 @@ def _nan_extreme_along(pick: Callable, extreme: Callable) -> Callable:
     return decompose
 
 
-def _nan_largest_keys(x):
-    """float64 keys ordered as eager orders `x` (a narrow float): NaN above +inf."""
-    wide = x.to(torch.float64)
-    return wide.masked_fill(wide == math.inf, torch.finfo(torch.float64).max).masked_fill(torch.isnan(wide), math.inf)
-
-
 def _sort_keys(keys, dim: int, descending: bool):
     return _traced_as_is(torch.sort, keys, dim, descending)[1]
 
@@ -744,30 +737,27 @@ def _nan_ordered_sort(x, stable=None, dim=-1, descending=False):
     if not x.is_floating_point() or x.dim() == 0 or stable:
         return NotImplemented
     dim = dim % x.dim()
-    if x.dtype in _NARROW_FLOATS:
-        order = _sort_keys(_nan_largest_keys(x), dim, descending)
-    else:
-        first = _sort_keys(x.masked_fill(torch.isnan(x), math.inf), dim, descending)
-        n = x.shape[dim]
-        shape = [1] * x.dim()
-        shape[dim] = n
-        positions = torch.arange(n, device=x.device).view(shape)
-        nan_at = torch.isnan(torch.gather(x, dim, first)).to(torch.int64) * n
-        # Unique keys: the NaN (tied with +inf above) move past it, all else keeps its place.
-        moved = _sort_keys(positions - nan_at if descending else positions + nan_at, dim, False)
-        order = torch.gather(first, dim, moved)
+    # Keys of the input's own width: IREE sorts a row on the stack, within 32 KiB.
+    first = _sort_keys(x.masked_fill(torch.isnan(x), math.inf), dim, descending)
+    n = x.shape[dim]
+    narrow = type(n) is int and n < 2**30
+    shape = [1] * x.dim()
+    shape[dim] = n
+    positions = torch.arange(n, dtype=torch.int32 if narrow else torch.int64, device=x.device).view(shape)
+    nan_at = torch.isnan(torch.gather(x, dim, first)).to(positions.dtype) * n
+    # Unique keys: the NaN (tied with +inf above) move past it, all else keeps its place.
+    moved = _sort_keys(positions - nan_at if descending else positions + nan_at, dim, False)
+    order = torch.gather(first, dim, moved)
     return torch.gather(x, dim, order), order
 
 
 @_outside_workarounds
 def _nan_ordered_topk(x, k, dim=-1, largest=True, sorted=True):
+    """As a sort, then the first k (torch-mlir lowers topk to a sort too)."""
     if not x.is_floating_point() or x.dim() == 0:
         return NotImplemented
     dim = dim % x.dim()
-    if x.dtype in _NARROW_FLOATS:
-        order = _traced_as_is(torch.topk, _nan_largest_keys(x), k, dim, largest, sorted)[1]
-    else:
-        order = _nan_ordered_sort(x, None, dim, largest)[1].narrow(dim, 0, k)
+    order = _nan_ordered_sort(x, None, dim, largest)[1].narrow(dim, 0, k)
     return torch.gather(x, dim, order), order
 
 
