@@ -69,3 +69,17 @@ class Layout:
     def from_json(cls, value: list) -> Layout:
         sizes, strides, offset = value
         return cls.of(sizes, strides, offset)
+
+
+_EXACT_OVERLAP_LIMIT = 1 << 22  # elements; beyond it, overlapping extents count as overlap
+
+
+def overlap(a: Layout, b: Layout) -> bool:
+    """Whether two layouts in one storage share an element (exactly up to
+    4M elements together; beyond, whether their extents intersect)."""
+    (a_low, a_high), (b_low, b_high) = a.extent(), b.extent()
+    if a_low == a_high or b_low == b_high or a_high <= b_low or b_high <= a_low:
+        return False
+    if np.prod(a.sizes, dtype=np.int64) + np.prod(b.sizes, dtype=np.int64) > _EXACT_OVERLAP_LIMIT:
+        return True
+    return bool(np.intersect1d(a.elements(), b.elements(), assume_unique=False).size)

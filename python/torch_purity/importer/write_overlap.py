@@ -28,15 +28,13 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-import numpy as np
 import torch
 import torch.fx as fx
 
 from ..errors import PurityError
-from ..layout import Layout
+from ..layout import Layout, overlap
 from .locations import op_display_name, source_of
 
-_EXACT_OVERLAP_LIMIT = 1 << 22  # elements; beyond it, overlapping extents count as overlap
 _METADATA_ONLY = frozenset({"aten::set_", "aten::resize_as_", "aten::resize_as_sparse_"})
 
 
@@ -100,14 +98,7 @@ def _reads_elements_overwritten_elsewhere(target: torch.Tensor, source: torch.Te
     written, reading = _layout(target), _layout(source)
     if written is None or reading is None or target.numel() == 0 or source.numel() == 0:
         return False
-    if _same_positions(written, reading):
-        return False
-    (w_low, w_high), (r_low, r_high) = written.extent(), reading.extent()
-    if w_high <= r_low or r_high <= w_low:
-        return False
-    if target.numel() + source.numel() > _EXACT_OVERLAP_LIMIT:
-        return True
-    return bool(np.intersect1d(written.elements(), reading.elements()).size)
+    return not _same_positions(written, reading) and overlap(written, reading)
 
 
 def _same_positions(written: Layout, reading: Layout) -> bool:

@@ -52,19 +52,8 @@ from ..ir_helpers.functions import arg_attr, function_ops, i64_attr, set_arg_att
 from ..ir_helpers.queries import aten_name
 from ..ir_helpers.torch_values import int_constant, int_list_constant
 from ..ir_helpers.types import element_type_text
-from ..layout import Layout, inverse_permutation
+from ..layout import Layout, inverse_permutation, overlap
 from .base import LocatedPassError, ModulePass
-
-_EXACT_OVERLAP_LIMIT = 1 << 22  # elements; beyond it, overlapping extents count as overlap
-
-
-def overlap(a: Layout, b: Layout) -> bool:
-    (a_low, a_high), (b_low, b_high) = a.extent(), b.extent()
-    if a_low == a_high or b_low == b_high or a_high <= b_low or b_high <= a_low:
-        return False
-    if np.prod(a.sizes, dtype=np.int64) + np.prod(b.sizes, dtype=np.int64) > _EXACT_OVERLAP_LIMIT:
-        return True
-    return bool(np.intersect1d(a.elements(), b.elements(), assume_unique=False).size)
 
 
 @dataclass(frozen=True)
