@@ -119,7 +119,11 @@ _OUT_WRITES = [
     "{new} = torch.empty(0); torch.add({v}, 1.5, out={new})",
     "{new} = torch.empty(0); torch.cat([{v}, {o}], out={new})",
 ]
-_ITEM_WRITES = ["{v}.add_({o}.sum().item())", "{v}.mul_(float({o}.max()))"]
+_ITEM_WRITES = [
+    "{v}.add_({o}.sum().item())",
+    "{v}.mul_(float({o}.max()))",
+    "{v}.add_({o}.max().item() > 0.5)",
+]
 # The first input's layout (with a second input viewing it only where that view applies).
 _LAYOUTS = {
     "contiguous": "torch.randn({rows}, {cols}, generator=g)",

@@ -26,6 +26,7 @@ from pathlib import Path
 import torch
 import torch.utils._pytree as pytree
 from torch.export.graph_signature import InputKind
+from torch.fx.experimental.symbolic_shapes import free_unbacked_symbols
 
 from ..errors import PurityCompilerCrash, PurityError
 from ..guards import SymbolGuard, SymbolicShapes
@@ -38,6 +39,7 @@ from ..iree.module import IreeCompileError, LoadedModule, compile_linalg, failin
 from ..iree.runtime import (
     Executable,
     ObjectTemplate,
+    OutputNumber,
     flatten_arguments,
     input_signature,
     unflatten_arguments,
@@ -79,6 +81,9 @@ class _Specialized:
     effects: list[PythonEffect] = field(default_factory=list)
 
 
+_NUMBER_DTYPES = {"int": torch.int64, "float": torch.float64, "bool": torch.bool}
+
+
 def _specialize(
     program, args: Sequence[object], state_names: list[str], state: PythonState, int_positions: Sequence[int] = ()
 ) -> _Specialized:
@@ -107,6 +112,13 @@ def _specialize(
         for index, leaf in enumerate(leaves):
             if isinstance(leaf, torch.Tensor):
                 outputs.append(leaf)
+                continue
+            if isinstance(leaf, (torch.SymInt, torch.SymFloat, torch.SymBool)) and free_unbacked_symbols(leaf):
+                # A number from tensor data: no specialized entry can hold
+                # it, so it leaves as a 0-d tensor and is read per call.
+                kind = {torch.SymInt: "int", torch.SymFloat: "float", torch.SymBool: "bool"}[type(leaf)]
+                outputs.append(torch.scalar_tensor(leaf, dtype=_NUMBER_DTYPES[kind]))
+                output_constants[index] = OutputNumber(kind)
                 continue
             if _holds_symbols(leaf):
                 # A number computed from a runtime int or size: its value is

@@ -164,6 +164,21 @@ class ObjectTemplate:
         return copy.deepcopy(self.value, replacements)
 
 
+@dataclass(frozen=True)
+class OutputNumber:
+    """A returned Python number computed from tensor data (`x.sum().item()`,
+    arithmetic on it): the program returns it as a 0-d tensor output, and
+    each call gives back that call's value as eager's Python type."""
+
+    kind: str  # "int", "float" or "bool"
+
+    def rebuild(self, outputs: list[torch.Tensor]) -> int | float | bool:
+        return {"int": int, "float": float, "bool": bool}[self.kind](outputs[0].item())
+
+    def to_json(self) -> dict:
+        return {"output_number": self.kind}
+
+
 @dataclass
 class Executable:
     """A compiled `main` and how to call it like the eager program."""
@@ -313,6 +328,8 @@ class Executable:
             elif isinstance(constants[index], ObjectTemplate):
                 template = constants[index]
                 leaves.append(template.rebuild([next(tensor_outputs) for _ in template.tensors]))
+            elif isinstance(constants[index], OutputNumber):
+                leaves.append(constants[index].rebuild([next(tensor_outputs)]))
             else:
                 leaves.append(constants[index])
         return pytree.tree_unflatten(leaves, spec)

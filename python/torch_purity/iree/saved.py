@@ -27,7 +27,7 @@ import torch.utils._pytree as pytree
 from ..errors import PurityError
 from ..guards import SymbolGuard, SymbolicShapes
 from .module import LoadedModule
-from .runtime import CallingConvention, Executable, flatten_arguments, input_signature
+from .runtime import CallingConvention, Executable, OutputNumber, flatten_arguments, input_signature
 
 FORMAT = "purity-saved-program"
 # 2: mutation records and index checks as objects (contract.MutationRecord, IndexCheck);
@@ -82,7 +82,7 @@ def save_program(
     for number, (structure, signature, entry) in enumerate(entries):
         spec, constants = entry.output_spec
         for index, value in constants.items():
-            if not isinstance(value, (bool, int, float, str, type(None))):
+            if not isinstance(value, (bool, int, float, str, type(None), OutputNumber)):
                 raise PurityError("save", f"output {index} is a {type(value).__name__}, which cannot be saved")
         vmfb = f"entry-{number}.vmfb"
         (folder / vmfb).write_bytes(entry.module.vmfb)
@@ -98,7 +98,10 @@ def save_program(
                 "symbolic_shapes": None if entry.symbolic_shapes is None else entry.symbolic_shapes.to_json(),
                 "convention": entry.convention.to_json(),
                 "outputs": pytree.treespec_dumps(spec),
-                "output_constants": [[index, value] for index, value in constants.items()],
+                "output_constants": [
+                    [index, value.to_json() if isinstance(value, OutputNumber) else value]
+                    for index, value in constants.items()
+                ],
                 "vmfb": vmfb,
                 "driver": entry.module.driver,
             }
@@ -126,7 +129,10 @@ class SavedProgram:
                 convention=CallingConvention.from_json(record["convention"]),
                 module=LoadedModule(self.target, (folder / record["vmfb"]).read_bytes(), driver=record.get("driver")),
                 argument_positions=list(record["argument_positions"]),
-                output_spec=[pytree.treespec_loads(record["outputs"]), dict(record["output_constants"])],
+                output_spec=[
+                    pytree.treespec_loads(record["outputs"]),
+                    {index: _output_constant(value) for index, value in record["output_constants"]},
+                ],
                 symbolic_shapes=None
                 if record["symbolic_shapes"] is None
                 else SymbolicShapes.from_json(record["symbolic_shapes"]),
@@ -204,3 +210,10 @@ def load(folder: str | Path, module: torch.nn.Module | None = None) -> SavedProg
                 "load", f"the module's parameters and buffers ({given}) are not the saved program's ({names})"
             )
     return SavedProgram(folder, program, module)
+
+
+def _output_constant(value: object) -> object:
+    """An output constant as saved: a number from tensor data is read from its output per call."""
+    if isinstance(value, dict) and set(value) == {"output_number"}:
+        return OutputNumber(value["output_number"])
+    return value

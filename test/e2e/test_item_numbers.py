@@ -1,0 +1,92 @@
+"""Python numbers read from tensor data (`.item()`) inside a compiled program:
+returned as eager returns them (a new value per call, eager's Python type),
+and compared as Python compares them, NaN included."""
+
+import math
+import operator
+
+import pytest
+import torch
+
+import torch_purity
+
+
+def _same_number(got: object, want: object) -> bool:
+    if type(got) is not type(want):
+        return False
+    if isinstance(want, float) and math.isnan(want):
+        return math.isnan(got)
+    return got == want
+
+
+def _assert_matches_eager(program, *args):
+    eager_args = [a.clone() if isinstance(a, torch.Tensor) else a for a in args]
+    want = program(*eager_args)
+    got = torch_purity.compile(program)(*args)
+    assert type(got) is type(want)
+    for g, w in zip(got, want):
+        if isinstance(w, torch.Tensor):
+            torch.testing.assert_close(g, w, equal_nan=True)
+        else:
+            assert _same_number(g, w), (g, w)
+    for a, e in zip(args, eager_args):
+        if isinstance(a, torch.Tensor):
+            torch.testing.assert_close(a, e, equal_nan=True)
+
+
+def _returns_checked_total(x):
+    total = x.sum().item()
+    torch._check(total != -1000.5)
+    return x * 2, total
+
+
+def _returns_numbers_of_each_type(x):
+    return x.max().item(), x.float().mean().item(), x.bool().any().item(), x.nan_to_num().long().sum().item() * 2 + 1
+
+
+@pytest.mark.parametrize("program", [_returns_checked_total, _returns_numbers_of_each_type])
+def test_a_returned_number_is_this_calls_value(program):
+    compiled = torch_purity.compile(program)
+    for values in ([1.0, 2.0, 3.5], [-4.0, 0.0, 0.25], [0.0, float("nan"), 1.0]):
+        x = torch.tensor(values)
+        got, want = compiled(x), program(x.clone())
+        assert len(got) == len(want)
+        for g, w in zip(got, want):
+            if isinstance(w, torch.Tensor):
+                torch.testing.assert_close(g, w, equal_nan=True)
+            else:
+                assert _same_number(g, w), (values, g, w)
+    assert len([e for e in compiled.cache.values() if e is not None]) == 1  # one entry served every value
+
+
+COMPARISONS = [operator.gt, operator.ge, operator.lt, operator.le, operator.eq, operator.ne]
+VALUES = [float("nan"), 5.0, 3.0, 1.0, float("inf")]
+
+
+@pytest.mark.parametrize("compare", COMPARISONS, ids=lambda c: c.__name__)
+@pytest.mark.parametrize("value", VALUES, ids=str)
+def test_comparisons_of_numbers_from_data_order_nan_as_python(compare, value):
+    def program(x, y):
+        a, b = x.sum().item(), y.max().item()
+        return compare(a, 3.0), compare(3.0, a), compare(a, b), compare(a, 3)
+
+    _assert_matches_eager(program, torch.tensor([value]), torch.tensor([3.0, float("nan") if value == 1.0 else 2.0]))
+
+
+@pytest.mark.parametrize("value", VALUES, ids=str)
+def test_a_comparison_with_nan_written_into_a_tensor(value):
+    def program(x, y):
+        y.add_(x.sum().item() > 3.0)
+        y.mul_(x.max().item() != x.min().item() * 1.0)
+        return y
+
+    _assert_matches_eager(program, torch.tensor([value, 3.0]), torch.ones(2))
+
+
+def test_a_saved_program_returns_its_number(tmp_path):
+    compiled = torch_purity.compile(_returns_checked_total, torch.tensor([1.0, 2.0]))
+    loaded = torch_purity.load(compiled.save(tmp_path / "saved"))
+    x = torch.tensor([4.0, -0.5])
+    got, want = loaded(x), _returns_checked_total(x)
+    torch.testing.assert_close(got[0], want[0])
+    assert _same_number(got[1], want[1])
