@@ -367,7 +367,14 @@ def _example(node: fx.Node, real: dict[fx.Node, object]) -> object:
         return real[node]
     value = node.meta.get("val")
     if not isinstance(value, torch.Tensor):
-        raise PurityError("compile", f"the eager fallback hands {node.name} over a boundary, which is not a tensor")
+        raise PurityError(
+            "compile",
+            "a number read from tensor data (`.item()`, a tensor used as a size or position) would cross "
+            "between a compiled step and an op that runs in eager, which the eager fallback cannot hand over: "
+            "compute it before calling the compiled function and pass it as an int argument",
+            op=op_display_name(node),
+            source=source_of(node),
+        )
     return torch.empty_strided(value.shape, value.stride(), dtype=value.dtype, device=value.device)
 
 
