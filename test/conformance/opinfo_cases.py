@@ -44,7 +44,16 @@ from torch_purity.errors import PurityCompilerCrash
 
 VARIANTS = ("function", "inplace", "out", "view", "inplace_view")
 DTYPES = (torch.float32, torch.float64, torch.int64, torch.bool)
-DTYPE_NAMES = {torch.float32: "float32", torch.float64: "float64", torch.int64: "int64", torch.bool: "bool"}
+# Run only when asked for (`--dtypes uint8 int8`): not in the whole run the README reports.
+EXTRA_DTYPES = (torch.uint8, torch.int8)
+DTYPE_NAMES = {
+    torch.float32: "float32",
+    torch.float64: "float64",
+    torch.int64: "int64",
+    torch.bool: "bool",
+    torch.uint8: "uint8",
+    torch.int8: "int8",
+}
 
 
 @functools.cache
@@ -106,7 +115,7 @@ def cases(ops: list[str] | None = None, dtypes: tuple[str, ...] | None = None) -
     found = []
     for info in wanted:
         supported = info.supported_dtypes("cpu")
-        for dtype in DTYPES:
+        for dtype in DTYPES + EXTRA_DTYPES if dtypes else DTYPES:
             if dtype not in supported or (dtypes and DTYPE_NAMES[dtype] not in dtypes):
                 continue
             for variant in VARIANTS:

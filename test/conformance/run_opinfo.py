@@ -205,7 +205,7 @@ def _write_csv(path: Path, rows: list[dict]) -> None:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--ops", nargs="*", help="OpInfo names (name or name.variant_test_name); default: all")
-    parser.add_argument("--dtypes", nargs="*", choices=["float32", "float64", "int64", "bool"])
+    parser.add_argument("--dtypes", nargs="*", choices=["float32", "float64", "int64", "bool", "uint8", "int8"])
     parser.add_argument("--variants", nargs="*", choices=["function", "inplace", "out", "view", "inplace_view"])
     parser.add_argument("--samples", type=int, default=4, help="sample inputs per case (the OpInfo's first ones)")
     parser.add_argument("--jobs", type=int, default=2)

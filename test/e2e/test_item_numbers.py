@@ -24,6 +24,7 @@ def _assert_matches_eager(program, *args):
     want = program(*eager_args)
     got = torch_purity.compile(program)(*args)
     assert type(got) is type(want)
+    assert len(got) == len(want)
     for g, w in zip(got, want):
         if isinstance(w, torch.Tensor):
             torch.testing.assert_close(g, w, equal_nan=True)
@@ -68,9 +69,51 @@ VALUES = [float("nan"), 5.0, 3.0, 1.0, float("inf")]
 def test_comparisons_of_numbers_from_data_order_nan_as_python(compare, value):
     def program(x, y):
         a, b = x.sum().item(), y.max().item()
-        return compare(a, 3.0), compare(3.0, a), compare(a, b), compare(a, 3)
+        n = x.nan_to_num(posinf=7).long().sum().item()
+        return (
+            compare(a, 3.0),
+            compare(3.0, a),
+            compare(a, b),
+            compare(a, 3),
+            compare(n, 2.5),
+            compare(2.5, n),
+            compare(n, a),
+            compare(n, 3),
+        )
 
     _assert_matches_eager(program, torch.tensor([value]), torch.tensor([3.0, float("nan") if value == 1.0 else 2.0]))
+
+
+@pytest.mark.parametrize("value", VALUES, ids=str)
+def test_a_comparison_inside_a_cond_branch(value):
+    def program(x, p):
+        def taken(x):
+            return (x * 0).add(x.sum().item() > 3.0)
+
+        def other(x):
+            return x - 1
+
+        return (torch.cond(p.sum() > 0, taken, other, (x,)),)
+
+    _assert_matches_eager(program, torch.tensor([value, 0.0]), torch.ones(1))
+
+
+@pytest.mark.parametrize(
+    "dtype, values",
+    [
+        (torch.int32, [7, -3]),
+        (torch.uint8, [200, 3]),
+        (torch.float16, [0.1, 2.0]),
+        (torch.bool, [False, True]),
+        (torch.float32, [float("inf"), -0.5]),
+    ],
+    ids=str,
+)
+def test_a_returned_number_has_eagers_type_and_value(dtype, values):
+    def program(x):
+        return x[0].item(), x[1].item(), x.clone()
+
+    _assert_matches_eager(program, torch.tensor(values, dtype=dtype))
 
 
 @pytest.mark.parametrize("value", VALUES, ids=str)
@@ -83,10 +126,10 @@ def test_a_comparison_with_nan_written_into_a_tensor(value):
     _assert_matches_eager(program, torch.tensor([value, 3.0]), torch.ones(2))
 
 
-def test_a_saved_program_returns_its_number(tmp_path):
-    compiled = torch_purity.compile(_returns_checked_total, torch.tensor([1.0, 2.0]))
+def test_a_saved_program_returns_its_numbers(tmp_path):
+    compiled = torch_purity.compile(_returns_numbers_of_each_type, torch.tensor([1.0, 2.0]))
     loaded = torch_purity.load(compiled.save(tmp_path / "saved"))
-    x = torch.tensor([4.0, -0.5])
-    got, want = loaded(x), _returns_checked_total(x)
-    torch.testing.assert_close(got[0], want[0])
-    assert _same_number(got[1], want[1])
+    for values in ([4.0, -0.5], [0.0, 0.0]):
+        x = torch.tensor(values)
+        got, want = loaded(x), _returns_numbers_of_each_type(x)
+        assert len(got) == len(want) and all(_same_number(g, w) for g, w in zip(got, want)), (got, want)

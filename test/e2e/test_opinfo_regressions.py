@@ -21,6 +21,64 @@ PROGRAMS = {
     "gelu_tanh": (lambda x: F.gelu(x, approximate="tanh"), [torch.linspace(-9, 9, 1000)], False),
     "gelu_exact": (lambda x: F.gelu(x), [torch.linspace(-9, 9, 1000)], False),
     "byte_wraps": (lambda x: (x.to(torch.uint8), x.to(torch.int8)), [torch.tensor([-5.5, 300.7, -200.0, 3.2])], False),
+    # TORCH-MLIR-WORKAROUND(unsigned-bytes): uint8 elements from 128 up were read as
+    # negative wherever torch-mlir converted or compared them implicitly
+    "unsigned_bytes": (
+        lambda u, s, f: (
+            u / 255,
+            u * 2.5,
+            u + 0.5,
+            u.sum(),
+            u.cumsum(0),
+            u.sort(),
+            u.topk(2),
+            u.max(dim=0),
+            u.argmax(),
+            u.clamp(max=250),
+            u.abs(),
+            u > -1,
+            u >= u.flip(0),
+            torch.where(u > 100, u, -1),
+            u // -3,
+            u + s,
+            u * f,
+            torch.maximum(u, u.flip(0)),
+            u.clone().add_(100),
+            u.clone().clamp_(min=150),
+            u.sqrt(),
+        ),
+        [
+            torch.tensor([200, 3, 0, 255, 128, 127], dtype=torch.uint8),
+            torch.tensor([-100, 5, 1, 2, -1, 0], dtype=torch.int8),
+            torch.tensor([0.5, -1.0, 2.0, 1.0, 3.0, 0.25]),
+        ],
+        False,
+    ),
+    # TORCH-MLIR-WORKAROUND(byte-scalars): an int scalar with a uint8/int8 tensor
+    # killed torch-mlir's linalg stage (SIGSEGV), or was refused (`//`, `fill_`)
+    "byte_scalars": (
+        lambda u, i: tuple(
+            r
+            for x in (u, i)
+            for r in (
+                x * 3,
+                x - 3,
+                3 - x,
+                x % 3,
+                x // x.clamp(min=1),
+                torch.div(x, 3, rounding_mode="trunc"),
+                torch.div(x, -3, rounding_mode="floor"),
+                x.max(),
+                x.min(),
+                x.clone().mul_(7),
+                x.clone().fill_(5),
+                x.clone().sub_(x.flip(0), alpha=2),
+                x * 2.5,
+            )
+        ),
+        [torch.tensor([200, 3, 0, 255], dtype=torch.uint8), torch.tensor([-128, 127, -3, 0], dtype=torch.int8)],
+        False,
+    ),
     "renorm_negative_dim": (lambda x: torch.renorm(x, 2, -1, 0.5), [torch.randn(5, 5, 5)], False),
     "renorm_negative_dim_in_place": (lambda x: x.renorm_(2, -2, 0.5).sum(), [torch.randn(4, 5, 3)], False),
     # IREE-WORKAROUND(trig-range-reduction): IREE's float32 sin/cos/tan were

@@ -64,8 +64,10 @@ from ..ir_helpers.queries import aten_op_of_location, value_type
 from ..ops import METADATA_MUTATIONS, VIEW_OPS
 from . import control_flow
 from .alias_analysis import AliasesOfGraphs, analyze_aliases
+from .graph_copies import copied_with_subgraphs, fake_mode_of
 from .locations import innermost_user_frame, node_location, op_display_name, register_user_code, source_of
 from .symbolic import SymbolicInputs, SymIntIndexing
+from .unsigned_bytes import widened_unsigned_bytes
 from .write_overlap import refuse_order_dependent_writes
 
 # Function argument attributes written by the importer and read by passes.
@@ -975,9 +977,7 @@ _BOOLEAN_ARITHMETIC = {
     _aten.scatter_add_.default: _in_place(_booleans_through_integers(_aten.scatter_add.default)),
     _aten.scatter_reduce_.two: _in_place(_booleans_through_integers(_aten.scatter_reduce.two)),
     _aten.sort.default: lambda x, dim=-1, descending=False: _boolean_sort(x, None, dim, descending),
-    _aten.sort.stable: lambda x, *, stable=None, dim=-1, descending=False: _boolean_sort(
-        x, stable, dim, descending
-    ),
+    _aten.sort.stable: lambda x, *, stable=None, dim=-1, descending=False: _boolean_sort(x, stable, dim, descending),
     _aten.index_add_.default: _in_place(_booleans_through_integers(_aten.index_add.default)),
     _aten.index_put_.default: _in_place(_booleans_through_integers(_aten.index_put.default)),
 }
@@ -1035,28 +1035,106 @@ _F32_ACCUMULATIONS = {
 }
 
 
-_WRONG_LOWERINGS = _TRIGONOMETRY | _POWERS | {
-    torch.ops.aten.scatter_reduce.two: _scatter_mean,
-    torch.ops.aten.scatter_reduce_.two: _in_place(_scatter_mean),
-    torch.ops.aten.rad2deg.default: _rad2deg,
-    torch.ops.aten.rad2deg_.default: _in_place(_rad2deg),
-    torch.ops.aten.atan2.default: _atan2_special_values,
-    torch.ops.aten.atan2_.default: _in_place(_atan2_special_values),
-    torch.ops.aten.as_strided_scatter.default: _as_strided_scatter_in_storage,
-    torch.ops.aten.softshrink.default: decomposition_table[torch.ops.aten.softshrink.default],
-    torch.ops.aten.gelu.default: _gelu_tanh,
-    torch.ops.aten._to_copy.default: _narrow_int_cast,
-} | _F32_ACCUMULATIONS
+# TORCH-MLIR-WORKAROUND(byte-scalars), torch-mlir 20261001: converting a
+# Python int to a uint8 or int8 element in its linalg lowering crashes the
+# process (SIGSEGV in `x * 3`, `x - 3`, `3 - x`, `x % 3`, `div(x, 3,
+# rounding_mode="trunc")`, `x.max()`, `x.min()`) or is refused ("for
+# conversion to byte or char type dstOriginalDtype has to be passed":
+# `x // y`, `x.fill_(3)`). Where every tensor operand has one 8-bit integer
+# type and no operand is a float, the op runs on int32 copies, with each int
+# scalar first converted to that type as eager converts it, and an integer
+# result goes back to that type: eager's 8-bit answers are the low 8 bits of
+# the int32 ones (wrapping add/sub/mul) or equal to them (division,
+# remainder, max/min, fill of a value in range). Can go when
+# test_opinfo_regressions.py's byte_scalar programs match eager without it.
+_BYTE_DTYPES = (torch.uint8, torch.int8)
+
+
+def _bytes_through_int32(op: torch._ops.OpOverload) -> Callable:
+    @_outside_workarounds
+    def decompose(*args, **kwargs):
+        operands = [*args, *kwargs.values()]
+        dtypes = {a.dtype for a in operands if isinstance(a, torch.Tensor)}
+        if len(dtypes) != 1 or not dtypes <= set(_BYTE_DTYPES):
+            return NotImplemented
+        if any(isinstance(a, (float, complex, torch.SymFloat)) for a in operands):
+            return NotImplemented
+        (byte,) = dtypes
+
+        def widened(value: object) -> object:
+            if isinstance(value, torch.Tensor):
+                return value.to(torch.int32)
+            if isinstance(value, (int, torch.SymInt)) and not isinstance(value, bool):
+                # eager converts the scalar to the tensor's type first (`x // -3` on uint8 divides by 253)
+                return value % 256 if byte == torch.uint8 else (value + 128) % 256 - 128
+            return value
+
+        result = _traced_as_is(op, *map(widened, args), **{k: widened(v) for k, v in kwargs.items()})
+        return result.to(byte) if result.dtype == torch.int32 else result
+
+    return decompose
+
+
+_BYTE_SCALAR_OPS = (
+    _aten.mul.Tensor,
+    _aten.sub.Tensor,
+    _aten.rsub.Scalar,
+    _aten.rsub.Tensor,
+    _aten.floor_divide.default,
+    _aten.floor_divide.Scalar,
+    _aten.remainder.Scalar,
+    _aten.remainder.Tensor,
+    _aten.div.Tensor_mode,
+    _aten.div.Scalar_mode,
+    _aten.max.default,
+    _aten.min.default,
+    _aten.fill.Scalar,
+)
+_BYTE_ARITHMETIC = {op: _bytes_through_int32(op) for op in _BYTE_SCALAR_OPS} | {
+    in_place: _in_place(_bytes_through_int32(functional))
+    for in_place, functional in (
+        (_aten.mul_.Tensor, _aten.mul.Tensor),
+        (_aten.sub_.Tensor, _aten.sub.Tensor),
+        (_aten.floor_divide_.Tensor, _aten.floor_divide.default),
+        (_aten.floor_divide_.Scalar, _aten.floor_divide.Scalar),
+        (_aten.remainder_.Scalar, _aten.remainder.Scalar),
+        (_aten.remainder_.Tensor, _aten.remainder.Tensor),
+        (_aten.div_.Tensor_mode, _aten.div.Tensor_mode),
+        (_aten.div_.Scalar_mode, _aten.div.Scalar_mode),
+        (_aten.fill_.Scalar, _aten.fill.Scalar),
+    )
+}
+
+_WRONG_LOWERINGS = (
+    _TRIGONOMETRY
+    | _POWERS
+    | {
+        torch.ops.aten.scatter_reduce.two: _scatter_mean,
+        torch.ops.aten.scatter_reduce_.two: _in_place(_scatter_mean),
+        torch.ops.aten.rad2deg.default: _rad2deg,
+        torch.ops.aten.rad2deg_.default: _in_place(_rad2deg),
+        torch.ops.aten.atan2.default: _atan2_special_values,
+        torch.ops.aten.atan2_.default: _in_place(_atan2_special_values),
+        torch.ops.aten.as_strided_scatter.default: _as_strided_scatter_in_storage,
+        torch.ops.aten.softshrink.default: decomposition_table[torch.ops.aten.softshrink.default],
+        torch.ops.aten.gelu.default: _gelu_tanh,
+        torch.ops.aten._to_copy.default: _narrow_int_cast,
+    }
+    | _F32_ACCUMULATIONS
+)
 _FORCED_DECOMPOSITIONS = (
     _FORCED_DECOMPOSITIONS
     | frozenset(_WRONG_LOWERINGS)
     | frozenset(_BOOLEAN_ARITHMETIC)
+    | frozenset(_BYTE_ARITHMETIC)
     | frozenset(_NAN_KEEPING)
     | _VARIANCES
     | frozenset(_MASKED_INDEX_PUTS)
     | frozenset(_NEGATIVE_DIM_CRASHES)
     | frozenset(_EMPTY_CONTRACTIONS)
 )
+
+
 def _first_applying(decompositions: list[Callable]) -> Callable:
     """The first of several conditional decompositions of one op that applies
     (each returns NotImplemented where it does not)."""
@@ -1085,6 +1163,7 @@ def _chained(*tables: dict) -> dict:
 _PURITY_OVERLOAD_DECOMPOSITIONS = _chained(
     _NAN_KEEPING,
     _BOOLEAN_ARITHMETIC,
+    _BYTE_ARITHMETIC,
     _WRONG_LOWERINGS,
     _MASKED_INDEX_PUTS,
     _NEGATIVE_DIM_CRASHES,
@@ -1864,6 +1943,8 @@ def import_graph(
     func_name: str = "main",
 ) -> Module:
     """Imports an ATen-level graph (with meta['val']) as one public function."""
+    gm = _ordered_number_comparisons(gm)
+    gm = widened_unsigned_bytes(gm)
     placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
     if len(placeholders) != len(inputs):
         raise PurityError(
@@ -1871,7 +1952,6 @@ def import_graph(
             f"the graph has {len(placeholders)} inputs but {len(inputs)} example inputs were given",
         )
     _refuse_arange_of_runtime_extent(gm)
-    _ordered_number_comparisons(gm)
     refuse_order_dependent_writes(gm)
     groups = _storage_groups(inputs)
     shared = {}
@@ -1965,54 +2045,82 @@ _MIRRORED_COMPARISONS = {
 }
 
 
-def _ordered_number_comparisons(gm: fx.GraphModule) -> None:
+def _ordered_number_comparisons(gm: fx.GraphModule) -> fx.GraphModule:
     """TORCH-MLIR-WORKAROUND(unordered-number-compare), torch-mlir 20261001:
     it lowers a comparison of Python floats traced as symbols
     (`x.sum().item() > 3.0`, imported as `torch.aten.gt.float`) with an
-    unordered predicate, so NaN compares true (`nan > 3.0`, `nan == 3.0`),
-    and `aten.lt.float`/`le.float` have no lowering at all. Each such
-    comparison becomes the comparison of 0-d float64 tensors, whose lowering
-    orders NaN as Python does, read back with `aten.Bool.Tensor`.
+    unordered predicate, so NaN compares true (`nan > 3.0`, `nan == 3.0`);
+    `aten.lt.float`/`le.float` have no lowering at all; and its importer
+    turns `n > 2.5` (an int symbol and a float) into `gt.float_int(2.5, n)`,
+    the operands swapped but not the comparison. Each comparison with a
+    float operand becomes the comparison of 0-d float64 tensors, whose
+    lowering orders NaN as Python does, read back with `aten.Bool.Tensor`
+    (an int beyond 2**53 compared with a float is rounded to float64 first,
+    where Python compares exactly).
 
     And TORCH-MLIR-WORKAROUND(bool-item): its importer turns `.item()` of a
     bool tensor into `torch.aten.Int.Tensor` returning `!torch.bool`, which
-    does not verify; it becomes `aten.Bool.Tensor`.
+    does not verify; it becomes `aten.Bool.Tensor`. (narrow-item): `.item()`
+    of a uint8 tensor crashed torch-mlir's linalg stage (SIGSEGV) and of a
+    float16 one left an `arith.extf f16 -> f64` on the host that IREE cannot
+    legalize; `.item()` of any tensor narrower than int64/float64 reads a
+    copy of it widened to int64 or float64 (exact) instead.
 
-    Both can go when test_item_numbers.py passes with this function a no-op."""
-    fake_mode = None
-    rewritten = False
+    Control-flow subgraphs are rewritten too. The graph is copied first (when
+    there is anything to rewrite): the caller keeps its graph, which the
+    eager fallback may run. Both can go when test_item_numbers.py passes
+    with this function returning `gm` as it is."""
+    graphs = [m for m in gm.modules() if isinstance(m, fx.GraphModule)]
+    if not any(_rewritten_number_node(n) for g in graphs for n in g.graph.nodes):
+        return gm
+    gm = copied_with_subgraphs(gm)
+    fake_mode = fake_mode_of(gm)
+    for module in gm.modules():
+        if isinstance(module, fx.GraphModule):
+            _rewrite_number_comparisons(module, fake_mode)
+    return gm
+
+
+def _rewritten_number_node(node: fx.Node) -> bool:
+    """Whether `_ordered_number_comparisons` rewrites `node`."""
+    if node.op != "call_function":
+        return False
+    if node.target is torch.ops.aten._local_scalar_dense.default:
+        source = node.args[0].meta.get("val") if isinstance(node.args[0], fx.Node) else None
+        return isinstance(source, torch.Tensor) and source.dtype not in (torch.int64, torch.float64)
+    if node.target not in _MIRRORED_COMPARISONS or len(node.args) != 2:
+        return False
+    values = [a.meta.get("val") if isinstance(a, fx.Node) else a for a in node.args]
+    return any(isinstance(v, (float, torch.SymFloat)) for v in values)  # ints compare exactly as integers
+
+
+def _rewrite_number_comparisons(gm: fx.GraphModule, fake_mode) -> None:
+    converted: list[fx.Node] = []  # `sym_float` nodes the comparisons no longer read (torch-mlir imports none)
     for node in list(gm.graph.nodes):
-        if node.op != "call_function":
+        if not _rewritten_number_node(node):
             continue
         if node.target is torch.ops.aten._local_scalar_dense.default:
-            source = node.args[0].meta.get("val") if isinstance(node.args[0], fx.Node) else None
-            if isinstance(source, torch.Tensor) and source.dtype == torch.bool:
-                node.target = torch.ops.aten.Bool.Tensor
-                rewritten = True
+            _read_item_widened(gm, node, fake_mode)
             continue
-        if node.target not in _MIRRORED_COMPARISONS or len(node.args) != 2:
-            continue
-        values = [a.meta.get("val") if isinstance(a, fx.Node) else a for a in node.args]
-        if not any(isinstance(v, (float, torch.SymFloat)) for v in values):
-            continue  # ints (and bools) compare exactly as integers
         left, right = node.args
         target = node.target
         if not isinstance(left, fx.Node):  # `3.0 < a`: as `a > 3.0`
             left, right, target = right, left, _MIRRORED_COMPARISONS[target][1]
-        if fake_mode is None:
-            fake_mode = _fake_mode_of(gm)
         with gm.graph.inserting_before(node):
             tensors = []
             for operand in (left, right):
                 if not isinstance(operand, fx.Node):
                     tensors.append(operand)
                     continue
+                if operand.target is torch.sym_float:  # `n > 2.5`: the int converts in `scalar_tensor`
+                    converted.append(operand)
+                    operand = operand.args[0]
                 tensor = gm.graph.call_function(
                     torch.ops.aten.scalar_tensor.default, (operand,), {"dtype": torch.float64}
                 )
                 with fake_mode:
                     tensor.meta["val"] = torch.ops.aten.scalar_tensor.default(
-                        operand.meta["val"], dtype=torch.float64
+                        operand.meta.get("val"), dtype=torch.float64
                     )
                 tensors.append(tensor)
             packet = _MIRRORED_COMPARISONS[target][0]
@@ -2026,16 +2134,28 @@ def _ordered_number_comparisons(gm: fx.GraphModule) -> None:
             new.meta.update({k: v for k, v in node.meta.items() if k not in ("val", "tensor_meta")})
         node.replace_all_uses_with(truth)
         gm.graph.erase_node(node)
-        rewritten = True
-    if rewritten:
-        gm.recompile()
+    for conversion in dict.fromkeys(converted):
+        if not conversion.users:
+            gm.graph.erase_node(conversion)
+    gm.recompile()
 
 
-def _fake_mode_of(gm: fx.GraphModule):
-    """The fake mode the graph was traced in (from its values' meta)."""
-    values = [n.meta.get("val") for n in gm.graph.nodes]
-    found = torch._guards.detect_fake_mode([v for v in values if isinstance(v, torch.Tensor)])
-    return found if found is not None else torch._subclasses.fake_tensor.FakeTensorMode()
+def _read_item_widened(gm: fx.GraphModule, node: fx.Node, fake_mode) -> None:
+    """`.item()` of a bool tensor as `aten.Bool.Tensor`; of a narrower
+    number type, read from a copy widened to int64 or float64."""
+    source = node.args[0]
+    dtype = source.meta["val"].dtype
+    if dtype == torch.bool:
+        node.target = torch.ops.aten.Bool.Tensor
+        return
+    wide = torch.float64 if dtype.is_floating_point else torch.int64
+    with gm.graph.inserting_before(node):
+        widened = gm.graph.call_function(torch.ops.aten._to_copy.default, (source,), {"dtype": wide})
+    with fake_mode:
+        widened.meta["val"] = torch.ops.aten._to_copy.default(source.meta["val"], dtype=wide)
+    widened.meta.update({k: v for k, v in node.meta.items() if k not in ("val", "tensor_meta")})
+    node.target = torch.ops.aten.Float.Tensor if dtype.is_floating_point else torch.ops.aten.Int.Tensor
+    node.args = (widened,)
 
 
 def _first_unbound_node(gm: fx.GraphModule, node_importer) -> fx.Node | None:

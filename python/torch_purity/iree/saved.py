@@ -32,7 +32,9 @@ from .runtime import CallingConvention, Executable, OutputNumber, flatten_argume
 FORMAT = "purity-saved-program"
 # 2: mutation records and index checks as objects (contract.MutationRecord, IndexCheck);
 # 3: ints and dynamic sizes out of the signature, each entry's guard on them, shape functions, argument_positions.
-VERSION = 3
+# 4: numbers read from tensor data among the outputs ({"output_number": kind}); a version 3 program loads as it is.
+VERSION = 4
+READABLE_VERSIONS = (3, 4)
 
 
 def portable_signature(structure: object, signature: tuple) -> str:
@@ -189,7 +191,7 @@ def load(folder: str | Path, module: torch.nn.Module | None = None) -> SavedProg
         program = json.loads((folder / "program.json").read_text())
     except (OSError, ValueError) as error:
         raise PurityError("load", f"{folder} is not a saved Purity program: {error}") from None
-    if program.get("format") != FORMAT or program.get("version") != VERSION:
+    if program.get("format") != FORMAT or program.get("version") not in READABLE_VERSIONS:
         raise PurityError(
             "load",
             f"{folder}/program.json is not a {FORMAT} of version {VERSION} "

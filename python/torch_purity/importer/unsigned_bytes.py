@@ -1,0 +1,174 @@
+"""TORCH-MLIR-WORKAROUND(unsigned-bytes), torch-mlir 20261001: its linalg
+lowerings read a uint8 element as a signed i8 wherever they convert or
+compare it implicitly, so 200 is -56: `x / 255`, `x * 2.5`, `x + 0.5`,
+`x.sum()`, `x.sort()`, `x.topk(k)`, `x.clamp(max=250)`, `x.abs()` gave wrong
+answers (explicit `x.float()` / `x.long()` were right); and an int scalar
+with an 8-bit tensor crashed the linalg stage (`x * 3`, `x - 3`, `x.max()`).
+
+Before import, each pointwise op (PyTorch's `pointwise` tag) and each
+reduction or sort below that reads a uint8 tensor reads an int32 copy of it
+instead (exact), and a result whose dtype then differs from eager's (the
+traced `val`) is converted back: eager's uint8 arithmetic wraps modulo 256,
+which the low 8 bits of the int32 result keep; divisions, remainders,
+comparisons, max/min and sorts of the exact values are equal. Where eager
+computes in uint8 (every tensor operand uint8 or bool, no float operand and
+no float result), it first converts an int scalar to uint8 (`x > -1` is
+all False, `x // -3` divides by 253): such a scalar out of 0..255 is wrapped
+the same way. An in-place op becomes its functional form and a `copy_` into
+its destination; out= ops are left as they are.
+
+Can go when test_opinfo_regressions.py's unsigned_bytes programs match eager
+with `widened_unsigned_bytes` returning its graph unchanged."""
+
+from __future__ import annotations
+
+import operator
+
+import torch
+import torch.fx as fx
+import torch.utils._pytree as pytree
+
+from .graph_copies import copied_with_subgraphs, fake_mode_of
+
+_aten = torch.ops.aten
+
+_REDUCTIONS = frozenset(
+    {
+        _aten.sum.default,
+        _aten.sum.dim_IntList,
+        _aten.prod.default,
+        _aten.prod.dim_int,
+        _aten.max.default,
+        _aten.min.default,
+        _aten.max.dim,
+        _aten.min.dim,
+        _aten.amax.default,
+        _aten.amin.default,
+        _aten.argmax.default,
+        _aten.argmin.default,
+        _aten.cumsum.default,
+        _aten.cumprod.default,
+        _aten.sort.default,
+        _aten.sort.stable,
+        _aten.topk.default,
+    }
+)
+# Pointwise ops that move values without reading them as numbers.
+_COPIES = frozenset({_aten.clone.default})
+
+
+def widened_unsigned_bytes(gm: fx.GraphModule) -> fx.GraphModule:
+    """`gm` with the rewrite above, on a copy (the caller keeps its graph,
+    which the eager fallback may run); `gm` itself when nothing reads uint8."""
+    graphs = [m for m in gm.modules() if isinstance(m, fx.GraphModule)]
+    if not any(_reads_unsigned_bytes(n) for g in graphs for n in g.graph.nodes):
+        return gm
+    gm = copied_with_subgraphs(gm)
+    fake_mode = fake_mode_of(gm)
+    for module in gm.modules():
+        if isinstance(module, fx.GraphModule):
+            for node in list(module.graph.nodes):
+                if _reads_unsigned_bytes(node):
+                    _widen(module.graph, node, fake_mode)
+            module.recompile()
+    return gm
+
+
+def _reads_unsigned_bytes(node: fx.Node) -> bool:
+    target = node.target
+    if node.op != "call_function" or not isinstance(target, torch._ops.OpOverload) or target in _COPIES:
+        return False
+    if not (torch.Tag.pointwise in target.tags or target in _REDUCTIONS) or _writes_out(target):
+        return False
+    if _is_in_place(target) and _functional(target) is None:
+        return False
+    return any(_dtype(a) == torch.uint8 for a in pytree.tree_leaves((node.args, node.kwargs)))
+
+
+def _widen(graph: fx.Graph, node: fx.Node, fake_mode) -> None:
+    operands = pytree.tree_leaves((node.args, node.kwargs))
+    results = node.meta["val"] if isinstance(node.meta["val"], (tuple, list)) else (node.meta["val"],)
+    in_uint8 = (
+        all(_dtype(a) in (torch.uint8, torch.bool) for a in operands if isinstance(a, fx.Node) and _dtype(a))
+        and not any(isinstance(a, float) or _dtype(a) is not None and _dtype(a).is_floating_point for a in operands)
+        and not any(isinstance(r, torch.Tensor) and r.dtype.is_floating_point for r in results)
+        and node.target not in _REDUCTIONS
+    )
+    integer_results = [r.dtype for r in results if isinstance(r, torch.Tensor) and not r.dtype.is_floating_point]
+    wide = next((d for d in integer_results if d not in (torch.uint8, torch.bool)), torch.int32)
+    in_place = _is_in_place(node.target)
+    destination = node.args[0] if in_place else None
+
+    def widened(value: object) -> object:
+        if isinstance(value, fx.Node) and _dtype(value) == torch.uint8:
+            return _inserted(graph, node, _aten._to_copy.default, (value,), {"dtype": wide}, fake_mode)
+        if in_uint8 and type(value) is int and not 0 <= value <= 255:
+            return value % 256
+        return value
+
+    with graph.inserting_before(node):
+        args = tuple(widened(a) for a in node.args)
+        kwargs = {k: widened(v) for k, v in node.kwargs.items()}
+    target = _functional(node.target) if in_place else node.target
+    with fake_mode:
+        value = target(*_values(args), **_values(kwargs))
+    node.target, node.args, node.kwargs = target, args, kwargs
+    wanted = node.meta["val"]
+    node.meta["val"] = value
+    node.meta.pop("tensor_meta", None)
+    if in_place:
+        with graph.inserting_after(node):
+            written = _inserted(graph, node, _aten.copy_.default, (destination, node), {}, fake_mode)
+        written.meta["val"] = wanted
+        node.replace_all_uses_with(written, delete_user_cb=lambda user: user is not written)
+    elif isinstance(value, torch.Tensor):
+        _convert_uses(graph, node, wanted.dtype, fake_mode)
+    else:
+        for user in list(node.users):
+            index = user.args[1] if user.target is operator.getitem else None
+            if index is not None and isinstance(value[index], torch.Tensor):
+                user.meta["val"] = value[index]
+                _convert_uses(graph, user, wanted[index].dtype, fake_mode)
+
+
+def _convert_uses(graph: fx.Graph, node: fx.Node, dtype: torch.dtype, fake_mode) -> None:
+    """Converts `node`'s value to `dtype` for its users, where it differs."""
+    if node.meta["val"].dtype == dtype:
+        return
+    with graph.inserting_after(node):
+        converted = _inserted(graph, node, _aten._to_copy.default, (node,), {"dtype": dtype}, fake_mode)
+    node.replace_all_uses_with(converted, delete_user_cb=lambda user: user is not converted)
+
+
+def _inserted(graph: fx.Graph, beside: fx.Node, target, args: tuple, kwargs: dict, fake_mode) -> fx.Node:
+    """A new node (at the graph's insertion point) with its traced value and
+    `beside`'s source location."""
+    new = graph.call_function(target, args, kwargs)
+    with fake_mode:
+        new.meta["val"] = target(*_values(args), **_values(kwargs))
+    new.meta.update({k: v for k, v in beside.meta.items() if k not in ("val", "tensor_meta")})
+    return new
+
+
+def _values(structure):
+    return pytree.tree_map(lambda a: a.meta["val"] if isinstance(a, fx.Node) else a, structure)
+
+
+def _dtype(value: object) -> torch.dtype | None:
+    found = value.meta.get("val") if isinstance(value, fx.Node) else None
+    return found.dtype if isinstance(found, torch.Tensor) else None
+
+
+def _writes_out(target: torch._ops.OpOverload) -> bool:
+    return any(a.kwarg_only and a.alias_info is not None and a.alias_info.is_write for a in target._schema.arguments)
+
+
+def _is_in_place(target: torch._ops.OpOverload) -> bool:
+    arguments = target._schema.arguments
+    return bool(arguments) and arguments[0].alias_info is not None and arguments[0].alias_info.is_write
+
+
+def _functional(target: torch._ops.OpOverload) -> torch._ops.OpOverload | None:
+    """`add.Tensor` for `add_.Tensor`."""
+    packet = getattr(torch.ops.aten, target._schema.name.split("::")[1].rstrip("_"), None)
+    return getattr(packet, target._overloadname, None) if packet is not None else None
