@@ -2,6 +2,7 @@
 returned as eager returns them (a new value per call, eager's Python type),
 and compared as Python compares them, NaN included."""
 
+import dataclasses
 import math
 import operator
 
@@ -133,3 +134,25 @@ def test_a_saved_program_returns_its_numbers(tmp_path):
         x = torch.tensor(values)
         got, want = loaded(x), _returns_numbers_of_each_type(x)
         assert len(got) == len(want) and all(_same_number(g, w) for g, w in zip(got, want)), (got, want)
+
+
+@dataclasses.dataclass
+class _Result:
+    scaled: torch.Tensor
+    total: float
+    positive: bool
+
+
+def _returns_an_object_holding_numbers(x):
+    return _Result(x * 2, x.sum().item(), x.max().item() > 0)
+
+
+def test_numbers_inside_a_returned_object_are_each_calls_values():
+    """They were traced symbols inside the object, refused as 'holds a function'."""
+    compiled = torch_purity.compile(_returns_an_object_holding_numbers)
+    for values in ([1.5, 2.0], [-3.0, -0.5], [float("nan"), 1.0]):
+        x = torch.tensor(values)
+        got, want = compiled(x), _returns_an_object_holding_numbers(x)
+        assert type(got) is _Result
+        torch.testing.assert_close(got.scaled, want.scaled, equal_nan=True)
+        assert _same_number(got.total, want.total) and _same_number(got.positive, want.positive), (got, want)

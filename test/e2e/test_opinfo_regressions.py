@@ -74,6 +74,11 @@ PROGRAMS = {
                 x.clone().fill_(5),
                 x.clone().sub_(x.flip(0), alpha=2),
                 x * 2.5,
+                x.view(2, 2) @ x.view(2, 2),
+                torch.bmm(x.view(1, 2, 2), x.view(1, 2, 2)),
+                x.view(2, 2) @ x[:2],
+                torch.addmv(x[:2], x.view(2, 2), x[2:], beta=2, alpha=3),
+                x.dot(x),
             )
         ),
         [torch.tensor([200, 3, 0, 255], dtype=torch.uint8), torch.tensor([-128, 127, -3, 0], dtype=torch.int8)],

@@ -371,15 +371,18 @@ def _is_fake(tensor: torch.Tensor) -> bool:
     return isinstance(tensor, FakeTensor)
 
 
-def tensors_held_by(value: object, description: str, existing: set[int]) -> tuple[list[torch.Tensor], list[object]]:
+def tensors_held_by(
+    value: object, description: str, existing: set[int]
+) -> tuple[list[torch.Tensor], list[object], list[torch.SymInt | torch.SymFloat | torch.SymBool]]:
     """The tensors inside a returned object pytree does not flatten (its
-    attributes, lists and dicts, recursively), in a fixed order, and the
-    objects inside it that existed before the call (ids in `existing`: the
-    caller's own, returned as themselves, not searched). An object made by
-    the call that holds a module or a function cannot be copied per call:
-    refused."""
+    attributes, lists and dicts, recursively), in a fixed order, the objects
+    inside it that existed before the call (ids in `existing`: the caller's
+    own, returned as themselves, not searched), and the traced numbers in it
+    (`x.sum().item()`, a size). An object made by the call that holds a
+    module or a function cannot be copied per call: refused."""
     held: list[torch.Tensor] = []
     shared: list[object] = []
+    numbers: list[torch.SymInt | torch.SymFloat | torch.SymBool] = []
     seen: set[int] = set()
     frontier = [value]
     while frontier:
@@ -390,6 +393,8 @@ def tensors_held_by(value: object, description: str, existing: set[int]) -> tupl
             seen.add(id(item))
             if isinstance(item, torch.Tensor):
                 held.append(item)
+            elif isinstance(item, (torch.SymInt, torch.SymFloat, torch.SymBool)):
+                numbers.append(item)
             elif id(item) in existing:
                 shared.append(item)
             elif isinstance(item, (torch.nn.Module, types.FunctionType, types.MethodType)):
@@ -402,7 +407,7 @@ def tensors_held_by(value: object, description: str, existing: set[int]) -> tupl
             else:
                 next_frontier.extend(child for _, child in _children(item))
         frontier = next_frontier
-    return held, shared
+    return held, shared, numbers
 
 
 @dataclass

@@ -84,6 +84,10 @@ class _Specialized:
 _NUMBER_DTYPES = {"int": torch.int64, "float": torch.float64, "bool": torch.bool}
 
 
+def _number_kind(number: torch.SymInt | torch.SymFloat | torch.SymBool) -> str:
+    return {torch.SymInt: "int", torch.SymFloat: "float", torch.SymBool: "bool"}[type(number)]
+
+
 def _specialize(
     program, args: Sequence[object], state_names: list[str], state: PythonState, int_positions: Sequence[int] = ()
 ) -> _Specialized:
@@ -116,7 +120,7 @@ def _specialize(
             if isinstance(leaf, (torch.SymInt, torch.SymFloat, torch.SymBool)) and free_unbacked_symbols(leaf):
                 # A number from tensor data: no specialized entry can hold
                 # it, so it leaves as a 0-d tensor and is read per call.
-                kind = {torch.SymInt: "int", torch.SymFloat: "float", torch.SymBool: "bool"}[type(leaf)]
+                kind = _number_kind(leaf)
                 outputs.append(torch.scalar_tensor(leaf, dtype=_NUMBER_DTYPES[kind]))
                 output_constants[index] = OutputNumber(kind)
                 continue
@@ -128,9 +132,16 @@ def _specialize(
             if id(leaf) in state.object_ids:  # the caller's own object (a cache passed in): as eager, itself
                 output_constants[index] = leaf
                 continue
-            held, shared = tensors_held_by(leaf, f"output {index} ({type(leaf).__name__})", state.object_ids)
-            output_constants[index] = ObjectTemplate(leaf, tuple(held), tuple(shared)) if held else leaf
+            held, shared, numbers = tensors_held_by(leaf, f"output {index} ({type(leaf).__name__})", state.object_ids)
+            if any(not free_unbacked_symbols(n) for n in numbers):
+                raise _NeedsStaticInts(f"output {index} holds a number computed from runtime values")
+            kinds = tuple(_number_kind(n) for n in numbers)
+            if held or numbers:
+                output_constants[index] = ObjectTemplate(leaf, tuple(held), tuple(shared), tuple(zip(numbers, kinds)))
+            else:
+                output_constants[index] = leaf
             outputs.extend(held)
+            outputs.extend(torch.scalar_tensor(n, dtype=_NUMBER_DTYPES[k]) for n, k in zip(numbers, kinds))
         specialized.output_spec[:] = [spec, output_constants]
         return tuple(outputs)
 

@@ -1040,13 +1040,15 @@ _F32_ACCUMULATIONS = {
 # process (SIGSEGV in `x * 3`, `x - 3`, `3 - x`, `x % 3`, `div(x, 3,
 # rounding_mode="trunc")`, `x.max()`, `x.min()`) or is refused ("for
 # conversion to byte or char type dstOriginalDtype has to be passed":
-# `x // y`, `x.fill_(3)`). Where every tensor operand has one 8-bit integer
+# `x // y`, `x.fill_(3)`); so do its products of 8-bit integers (`mm`,
+# `bmm`, `mv`, `dot`, `addmm`, `addmv`, `baddbmm`, `addr`, with or without
+# scalars). Where every tensor operand has one 8-bit integer
 # type and no operand is a float, the op runs on int32 copies, with each int
 # scalar first converted to that type as eager converts it, and an integer
 # result goes back to that type: eager's 8-bit answers are the low 8 bits of
 # the int32 ones (wrapping add/sub/mul) or equal to them (division,
 # remainder, max/min, fill of a value in range). Can go when
-# test_opinfo_regressions.py's byte_scalar programs match eager without it.
+# test_opinfo_regressions.py's byte_scalars programs match eager without it.
 _BYTE_DTYPES = (torch.uint8, torch.int8)
 
 
@@ -1089,6 +1091,17 @@ _BYTE_SCALAR_OPS = (
     _aten.max.default,
     _aten.min.default,
     _aten.fill.Scalar,
+    # products (SIGSEGV too, with or without scalars): eager's wrap modulo 256 kept by the low bits
+    _aten.mm.default,
+    _aten.bmm.default,
+    _aten.mv.default,
+    _aten.dot.default,
+    _aten.vdot.default,
+    _aten.addmm.default,
+    _aten.addmv.default,
+    _aten.baddbmm.default,
+    _aten.addbmm.default,
+    _aten.addr.default,
 )
 _BYTE_ARITHMETIC = {op: _bytes_through_int32(op) for op in _BYTE_SCALAR_OPS} | {
     in_place: _in_place(_bytes_through_int32(functional))
@@ -1102,6 +1115,11 @@ _BYTE_ARITHMETIC = {op: _bytes_through_int32(op) for op in _BYTE_SCALAR_OPS} | {
         (_aten.div_.Tensor_mode, _aten.div.Tensor_mode),
         (_aten.div_.Scalar_mode, _aten.div.Scalar_mode),
         (_aten.fill_.Scalar, _aten.fill.Scalar),
+        (_aten.addmm_.default, _aten.addmm.default),
+        (_aten.addmv_.default, _aten.addmv.default),
+        (_aten.baddbmm_.default, _aten.baddbmm.default),
+        (_aten.addbmm_.default, _aten.addbmm.default),
+        (_aten.addr_.default, _aten.addr.default),
     )
 }
 

@@ -157,10 +157,22 @@ class ObjectTemplate:
     value: object
     tensors: tuple[torch.Tensor, ...]  # as traced, in output order
     shared: tuple[object, ...] = ()  # objects the caller had before the call: held, not copied
+    # Numbers read from tensor data inside it (traced symbol, "int"/"float"/"bool"):
+    # 0-d tensor outputs after the tensors, each call's value put in the copy.
+    numbers: tuple[tuple[object, str], ...] = ()
+
+    @property
+    def output_count(self) -> int:
+        return len(self.tensors) + len(self.numbers)
 
     def rebuild(self, outputs: list[torch.Tensor]) -> object:
         replacements: dict[int, object] = {id(kept): kept for kept in self.shared}
         replacements |= {id(traced): output for traced, output in zip(self.tensors, outputs)}
+        number_outputs = outputs[len(self.tensors) :]
+        replacements |= {
+            id(traced): OutputNumber(kind).rebuild([output])
+            for (traced, kind), output in zip(self.numbers, number_outputs)
+        }
         return copy.deepcopy(self.value, replacements)
 
 
@@ -327,7 +339,7 @@ class Executable:
                 leaves.append(next(tensor_outputs))
             elif isinstance(constants[index], ObjectTemplate):
                 template = constants[index]
-                leaves.append(template.rebuild([next(tensor_outputs) for _ in template.tensors]))
+                leaves.append(template.rebuild([next(tensor_outputs) for _ in range(template.output_count)]))
             elif isinstance(constants[index], OutputNumber):
                 leaves.append(constants[index].rebuild([next(tensor_outputs)]))
             else:
