@@ -156,3 +156,18 @@ def test_numbers_inside_a_returned_object_are_each_calls_values():
         assert type(got) is _Result
         torch.testing.assert_close(got.scaled, want.scaled, equal_nan=True)
         assert _same_number(got.total, want.total) and _same_number(got.positive, want.positive), (got, want)
+
+
+def test_a_number_read_from_a_uint8_computation():
+    """`.item()` of a uint8 sum lost torch-mlir's tensor metadata in the uint8 rewrite."""
+    _assert_matches_eager(lambda u: (u.sum().item(), u.argmax().item()), torch.tensor([200, 3, 255], dtype=torch.uint8))
+
+
+def test_a_runtime_int_with_a_uint8_tensor_is_refused_located_and_runs_in_eager():
+    def program(u, t):
+        return (u > t.sum().item(),)
+
+    u, t = torch.tensor([200, 3, 0], dtype=torch.uint8), torch.tensor([-1])
+    with pytest.raises(torch_purity.PurityError, match=r"test_item_numbers.py:\d+: an int computed at run time used"):
+        torch_purity.compile(program, fallback="error")(u, t)
+    _assert_matches_eager(program, u, t)

@@ -15,7 +15,9 @@ computes in uint8 (every tensor operand uint8 or bool, no float operand and
 no float result), it first converts an int scalar to uint8 (`x > -1` is
 all False, `x // -3` divides by 253): such a scalar out of 0..255 is wrapped
 the same way. An in-place op becomes its functional form and a `copy_` into
-its destination; out= ops are left as they are.
+its destination; out= ops are left as they are. A uint8 shift amount is
+capped at 8 (eager shifts everything out; int32 shifts by 32 or more are
+undefined in LLVM).
 
 Can go when test_opinfo_regressions.py's unsigned_bytes programs match eager
 with `widened_unsigned_bytes` returning its graph unchanged."""
@@ -27,8 +29,12 @@ import operator
 import torch
 import torch.fx as fx
 import torch.utils._pytree as pytree
+from torch._prims_common import ELEMENTWISE_TYPE_PROMOTION_KIND, elementwise_dtypes
+from torch.fx.passes.shape_prop import _extract_tensor_metadata
 
+from ..errors import PurityError
 from .graph_copies import copied_with_subgraphs, fake_mode_of
+from .locations import op_display_name, source_of
 
 _aten = torch.ops.aten
 
@@ -51,6 +57,29 @@ _REDUCTIONS = frozenset(
         _aten.sort.default,
         _aten.sort.stable,
         _aten.topk.default,
+        # `any`/`all` of uint8 return uint8 in eager: 1, where torch-mlir returned the element (5)
+        _aten.any.default,
+        _aten.any.dim,
+        _aten.any.dims,
+        _aten.all.default,
+        _aten.all.dim,
+        _aten.all.dims,
+        # further reductions of uint8 found read as signed
+        _aten.mean.default,
+        _aten.mean.dim,
+        _aten.trace.default,
+        _aten.scatter_reduce.two,
+        _aten.scatter_add.default,
+        _aten.index_add.default,
+    }
+)
+# Elementwise ops PyTorch does not tag `pointwise`.
+_UNTAGGED_ELEMENTWISE = frozenset(
+    {
+        _aten.floor_divide.default,
+        _aten.floor_divide.Scalar,
+        _aten.masked_fill.Tensor,
+        _aten.rsub.Tensor,
     }
 )
 # Pointwise ops that move values without reading them as numbers.
@@ -78,48 +107,98 @@ def _reads_unsigned_bytes(node: fx.Node) -> bool:
     target = node.target
     if node.op != "call_function" or not isinstance(target, torch._ops.OpOverload) or target in _COPIES:
         return False
-    if not (torch.Tag.pointwise in target.tags or target in _REDUCTIONS) or _writes_out(target):
+    if _writes_out(target):
         return False
-    if _is_in_place(target) and _functional(target) is None:
+    if _is_in_place(target):
+        functional = _functional(target)
+        if functional is None or not _rewritten(functional):
+            return False
+    elif not _rewritten(target):
         return False
     return any(_dtype(a) == torch.uint8 for a in pytree.tree_leaves((node.args, node.kwargs)))
 
 
+def _rewritten(target: torch._ops.OpOverload) -> bool:
+    return torch.Tag.pointwise in target.tags or target in _UNTAGGED_ELEMENTWISE or target in _REDUCTIONS
+
+
+def _computation_dtype(node: fx.Node, results: tuple) -> torch.dtype | None:
+    """The integer dtype eager computes a pointwise op in (its operands
+    promoted: a 0-d int64 tensor beside a uint8 one is converted to uint8,
+    a 0-d uint8 beside an int8 one to int8), or None where it computes in
+    floating point or the op is not elementwise (operands keep their types)."""
+    if node.target in _REDUCTIONS or (_is_in_place(node.target) and _functional(node.target) in _REDUCTIONS):
+        return None
+    if any(isinstance(r, torch.Tensor) and r.dtype.is_floating_point for r in results):
+        return None
+    operands = [
+        a.meta["val"] if isinstance(a, fx.Node) else a
+        for a in pytree.tree_leaves((node.args, node.kwargs))
+        if _dtype(a) is not None or isinstance(a, (int, float, bool)) and not isinstance(a, fx.Node)
+    ]
+    computed, _ = elementwise_dtypes(*operands, type_promotion_kind=ELEMENTWISE_TYPE_PROMOTION_KIND.DEFAULT)
+    return None if computed.is_floating_point or computed.is_complex else computed
+
+
 def _widen(graph: fx.Graph, node: fx.Node, fake_mode) -> None:
-    operands = pytree.tree_leaves((node.args, node.kwargs))
     results = node.meta["val"] if isinstance(node.meta["val"], (tuple, list)) else (node.meta["val"],)
-    in_uint8 = (
-        all(_dtype(a) in (torch.uint8, torch.bool) for a in operands if isinstance(a, fx.Node) and _dtype(a))
-        and not any(isinstance(a, float) or _dtype(a) is not None and _dtype(a).is_floating_point for a in operands)
-        and not any(isinstance(r, torch.Tensor) and r.dtype.is_floating_point for r in results)
-        and node.target not in _REDUCTIONS
-    )
+    computed = _computation_dtype(node, results)
     integer_results = [r.dtype for r in results if isinstance(r, torch.Tensor) and not r.dtype.is_floating_point]
-    wide = next((d for d in integer_results if d not in (torch.uint8, torch.bool)), torch.int32)
+    if computed is not None and computed != torch.uint8:
+        wide = computed  # uint8 with int8/int16/...: every operand converted to it, as eager does
+    else:
+        wide = next((d for d in integer_results if d not in (torch.uint8, torch.bool)), torch.int32)
     in_place = _is_in_place(node.target)
     destination = node.args[0] if in_place else None
+    # a uint8 shift by 8 or more is 0 in eager; an int32 shift by 32 or more is undefined in LLVM
+    shift = computed == torch.uint8 and "shift" in node.target._schema.name
 
     def widened(value: object) -> object:
-        if isinstance(value, fx.Node) and _dtype(value) == torch.uint8:
-            return _inserted(graph, node, _aten._to_copy.default, (value,), {"dtype": wide}, fake_mode)
-        if in_uint8 and type(value) is int and not 0 <= value <= 255:
-            return value % 256
-        return value
+        dtype = _dtype(value)
+        if dtype is None or dtype == torch.bool:
+            if (
+                computed == torch.uint8
+                and isinstance(value, fx.Node)
+                and isinstance(value.meta.get("val"), torch.SymInt)
+            ):
+                raise PurityError(
+                    "import",
+                    "an int computed at run time used with a uint8 tensor (eager converts it to uint8 first, "
+                    "which torch-mlir cannot): convert the tensor with `.to(torch.int32)` first",
+                    op=op_display_name(node),
+                    source=source_of(node),
+                )
+            if computed == torch.uint8 and type(value) is int and not 0 <= value <= 255:
+                value %= 256  # eager converts the scalar to uint8 first (`x > -1` is all False)
+            if shift and value is not node.args[0] and type(value) is int:
+                return min(value, 8)
+            return value
+        if computed is not None and dtype not in (torch.uint8, computed):
+            # a 0-d tensor eager converts to the computation dtype (to uint8: its low 8 bits)
+            value = _inserted(graph, node, _aten._to_copy.default, (value,), {"dtype": computed}, fake_mode)
+            dtype = computed
+        if dtype != torch.uint8:
+            return value
+        widened_value = _inserted(graph, node, _aten._to_copy.default, (value,), {"dtype": wide}, fake_mode)
+        if shift and value is not node.args[0]:
+            return _inserted(graph, node, _aten.clamp_max.default, (widened_value, 8), {}, fake_mode)
+        return widened_value
 
     with graph.inserting_before(node):
         args = tuple(widened(a) for a in node.args)
         kwargs = {k: widened(v) for k, v in node.kwargs.items()}
+    if kwargs.get("dtype") == torch.uint8:  # `u.sum(dtype=torch.uint8)`: summed as int32, then wrapped
+        kwargs["dtype"] = wide
     target = _functional(node.target) if in_place else node.target
     with fake_mode:
         value = target(*_values(args), **_values(kwargs))
     node.target, node.args, node.kwargs = target, args, kwargs
     wanted = node.meta["val"]
-    node.meta["val"] = value
-    node.meta.pop("tensor_meta", None)
+    _set_value(node, value)
     if in_place:
         with graph.inserting_after(node):
             written = _inserted(graph, node, _aten.copy_.default, (destination, node), {}, fake_mode)
-        written.meta["val"] = wanted
+        _set_value(written, wanted)
         node.replace_all_uses_with(written, delete_user_cb=lambda user: user is not written)
     elif isinstance(value, torch.Tensor):
         _convert_uses(graph, node, wanted.dtype, fake_mode)
@@ -127,8 +206,18 @@ def _widen(graph: fx.Graph, node: fx.Node, fake_mode) -> None:
         for user in list(node.users):
             index = user.args[1] if user.target is operator.getitem else None
             if index is not None and isinstance(value[index], torch.Tensor):
-                user.meta["val"] = value[index]
+                _set_value(user, value[index])
                 _convert_uses(graph, user, wanted[index].dtype, fake_mode)
+
+
+def _set_value(node: fx.Node, value: object) -> None:
+    """The node's traced value, and the tensor metadata torch-mlir's importer
+    reads of some (`.item()` of it)."""
+    node.meta["val"] = value
+    if isinstance(value, torch.Tensor):
+        node.meta["tensor_meta"] = _extract_tensor_metadata(value)
+    else:
+        node.meta.pop("tensor_meta", None)
 
 
 def _convert_uses(graph: fx.Graph, node: fx.Node, dtype: torch.dtype, fake_mode) -> None:
@@ -145,7 +234,7 @@ def _inserted(graph: fx.Graph, beside: fx.Node, target, args: tuple, kwargs: dic
     `beside`'s source location."""
     new = graph.call_function(target, args, kwargs)
     with fake_mode:
-        new.meta["val"] = target(*_values(args), **_values(kwargs))
+        _set_value(new, target(*_values(args), **_values(kwargs)))
     new.meta.update({k: v for k, v in beside.meta.items() if k not in ("val", "tensor_meta")})
     return new
 
@@ -169,6 +258,12 @@ def _is_in_place(target: torch._ops.OpOverload) -> bool:
 
 
 def _functional(target: torch._ops.OpOverload) -> torch._ops.OpOverload | None:
-    """`add.Tensor` for `add_.Tensor`."""
+    """`add.Tensor` for `add_.Tensor` (the same arguments: not `pow.Scalar`,
+    whose base is a number, for `pow_.Scalar`)."""
     packet = getattr(torch.ops.aten, target._schema.name.split("::")[1].rstrip("_"), None)
-    return getattr(packet, target._overloadname, None) if packet is not None else None
+    functional = getattr(packet, target._overloadname, None) if packet is not None else None
+    if functional is None or [(a.name, str(a.type)) for a in functional._schema.arguments] != [
+        (a.name, str(a.type)) for a in target._schema.arguments
+    ]:
+        return None
+    return functional
