@@ -98,6 +98,8 @@ PROGRAMS = {
                 torch.bmm(x.view(1, 2, 2), x.view(1, 2, 2)),
                 x.view(2, 2) @ x[:2],
                 torch.addmv(x[:2], x.view(2, 2), x[2:], beta=2, alpha=3),
+                torch.addmv(x[:2], x.view(2, 2), x[2:], beta=1.7, alpha=0.6),  # eager truncates them
+                torch.baddbmm(x.view(1, 2, 2), x.view(1, 2, 2), x.view(1, 2, 2), beta=0.2, alpha=2.9),
                 x.dot(x),
             )
         ),

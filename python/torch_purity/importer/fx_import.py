@@ -1065,6 +1065,9 @@ _BYTE_DTYPES = (torch.uint8, torch.int8)
 def _bytes_through_int32(op: torch._ops.OpOverload) -> Callable:
     @_outside_workarounds
     def decompose(*args, **kwargs):
+        if op in _BYTE_PRODUCTS:  # eager truncates a float beta or alpha to the integer type (0.6 -> 0)
+            args = tuple(int(a) if type(a) is float else a for a in args)
+            kwargs = {k: int(v) if type(v) is float else v for k, v in kwargs.items()}
         operands = [*args, *kwargs.values()]
         tensors = [a for a in operands if isinstance(a, torch.Tensor)]
         if not tensors or any(isinstance(a, (float, complex, torch.SymFloat)) for a in operands):
