@@ -351,3 +351,20 @@ def test_out_write_a_composite_loses_under_tracing_is_kept(name):
         warnings.simplefilter("ignore", torch_purity.EagerFallbackWarning)
         report = compare(program, torch_purity.compile(program), inputs)
     assert report.ok, report.problems
+
+
+UNSIGNED_BYTES_OUT = {
+    "any": (lambda u, o: torch.any(u, out=o), torch.tensor(0, dtype=torch.uint8)),
+    "true_division": (lambda u, o: torch.div(u, 255, out=o), torch.zeros(6)),
+    "wrapping_add": (lambda u, o: torch.add(u, 100, out=o), torch.zeros(6, dtype=torch.uint8)),
+    "sum": (lambda u, o: torch.sum(u, 0, out=o), torch.tensor(0)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(UNSIGNED_BYTES_OUT))
+def test_unsigned_bytes_through_out_variants(name):
+    """TORCH-MLIR-WORKAROUND(unsigned-bytes) for out= ops: `any(u, out=o)` wrote 5 where eager writes 1."""
+    program, out = UNSIGNED_BYTES_OUT[name]
+    u = torch.tensor([200, 3, 0, 255, 128, 127], dtype=torch.uint8)
+    report = compare(program, torch_purity.compile(program, fallback="error"), [u, out])
+    assert report.ok, report.problems

@@ -15,7 +15,8 @@ computes in uint8 (every tensor operand uint8 or bool, no float operand and
 no float result), it first converts an int scalar to uint8 (`x > -1` is
 all False, `x // -3` divides by 253): such a scalar out of 0..255 is wrapped
 the same way. An in-place op becomes its functional form and a `copy_` into
-its destination; out= ops are left as they are. A uint8 shift amount is
+its destination, and so does an out= op whose `out` has the result's shape
+(one that resizes `out` is left as it is). A uint8 shift amount is
 capped at 8 (eager shifts everything out; int32 shifts by 32 or more are
 undefined in LLVM).
 
@@ -108,8 +109,10 @@ def _reads_unsigned_bytes(node: fx.Node) -> bool:
     if node.op != "call_function" or not isinstance(target, torch._ops.OpOverload) or target in _COPIES:
         return False
     if _writes_out(target):
-        return False
-    if _is_in_place(target):
+        functional = _out_functional(target)
+        if functional is None or not _rewritten(functional) or not _same_shape_out(node):
+            return False
+    elif _is_in_place(target):
         functional = _functional(target)
         if functional is None or not _rewritten(functional):
             return False
@@ -148,8 +151,9 @@ def _widen(graph: fx.Graph, node: fx.Node, fake_mode) -> None:
         wide = computed  # uint8 with int8/int16/...: every operand converted to it, as eager does
     else:
         wide = next((d for d in integer_results if d not in (torch.uint8, torch.bool)), torch.int32)
-    in_place = _is_in_place(node.target)
-    destination = node.args[0] if in_place else None
+    out = node.kwargs.get("out") if _writes_out(node.target) else None
+    in_place = _is_in_place(node.target) or out is not None
+    destination = out if out is not None else node.args[0] if in_place else None
     # a uint8 shift by 8 or more is 0 in eager; an int32 shift by 32 or more is undefined in LLVM
     shift = computed == torch.uint8 and "shift" in node.target._schema.name
 
@@ -186,10 +190,10 @@ def _widen(graph: fx.Graph, node: fx.Node, fake_mode) -> None:
 
     with graph.inserting_before(node):
         args = tuple(widened(a) for a in node.args)
-        kwargs = {k: widened(v) for k, v in node.kwargs.items()}
+        kwargs = {k: widened(v) for k, v in node.kwargs.items() if k != "out" or out is None}
     if kwargs.get("dtype") == torch.uint8:  # `u.sum(dtype=torch.uint8)`: summed as int32, then wrapped
         kwargs["dtype"] = wide
-    target = _functional(node.target) if in_place else node.target
+    target = _functional_form(node.target)
     with fake_mode:
         value = target(*_values(args), **_values(kwargs))
     node.target, node.args, node.kwargs = target, args, kwargs
@@ -246,6 +250,32 @@ def _values(structure):
 def _dtype(value: object) -> torch.dtype | None:
     found = value.meta.get("val") if isinstance(value, fx.Node) else None
     return found.dtype if isinstance(found, torch.Tensor) else None
+
+
+def _functional_form(target: torch._ops.OpOverload) -> torch._ops.OpOverload:
+    """The op itself, or the functional form of an out= or in-place op."""
+    if _writes_out(target):
+        return _out_functional(target)
+    return _functional(target) if _is_in_place(target) else target
+
+
+def _out_functional(target: torch._ops.OpOverload) -> torch._ops.OpOverload | None:
+    """`any.default` for `any.all_out`: one `out` argument, no factory options."""
+    from .fx_import import out_variant_functional  # (fx_import imports this module)
+
+    functional = out_variant_functional(target)
+    outs = [a.name for a in target._schema.arguments if a.kwarg_only and a.alias_info and a.alias_info.is_write]
+    if functional is None or outs != ["out"] or len(functional._schema.arguments) != len(target._schema.arguments) - 1:
+        return None
+    return functional
+
+
+def _same_shape_out(node: fx.Node) -> bool:
+    """An out= whose tensor already has the result's shape (one eager would
+    resize is left to the importer's out= handling)."""
+    out, result = node.kwargs.get("out"), node.meta.get("val")
+    out_value = out.meta.get("val") if isinstance(out, fx.Node) else None
+    return isinstance(out_value, torch.Tensor) and isinstance(result, torch.Tensor) and out_value.shape == result.shape
 
 
 def _writes_out(target: torch._ops.OpOverload) -> bool:
