@@ -355,6 +355,7 @@ def test_out_write_a_composite_loses_under_tracing_is_kept(name):
 
 UNSIGNED_BYTES_OUT = {
     "any": (lambda u, o: torch.any(u, out=o), torch.tensor(0, dtype=torch.uint8)),
+    "any_along_the_last_dim": (lambda u, o: torch.any(u.view(2, 3), -1, out=o), torch.zeros(2, dtype=torch.uint8)),
     "true_division": (lambda u, o: torch.div(u, 255, out=o), torch.zeros(6)),
     "wrapping_add": (lambda u, o: torch.add(u, 100, out=o), torch.zeros(6, dtype=torch.uint8)),
     "sum": (lambda u, o: torch.sum(u, 0, out=o), torch.tensor(0)),

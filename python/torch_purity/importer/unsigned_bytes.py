@@ -130,7 +130,7 @@ def _computation_dtype(node: fx.Node, results: tuple) -> torch.dtype | None:
     promoted: a 0-d int64 tensor beside a uint8 one is converted to uint8,
     a 0-d uint8 beside an int8 one to int8), or None where it computes in
     floating point or the op is not elementwise (operands keep their types)."""
-    if node.target in _REDUCTIONS or (_is_in_place(node.target) and _functional(node.target) in _REDUCTIONS):
+    if _functional_form(node.target) in _REDUCTIONS:
         return None
     if any(isinstance(r, torch.Tensor) and r.dtype.is_floating_point for r in results):
         return None
