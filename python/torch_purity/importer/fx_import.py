@@ -1290,12 +1290,32 @@ def _through_functional(op: torch._ops.OpOverload, functional: torch._ops.OpOver
     return decompose
 
 
+# Ops (`mul.Tensor`, `sub.Tensor`, ...) Purity decomposes only for 8-bit
+# integers: their out= forms keep the out= import (resizing, the check of
+# writes into an alias the op reads) for other dtypes.
+_ONLY_BYTE_WORKAROUNDS = frozenset(_BYTE_ARITHMETIC) - frozenset(
+    op for table in (_NAN_KEEPING, _BOOLEAN_ARITHMETIC, _WRONG_LOWERINGS, _EMPTY_CONTRACTIONS) for op in table
+)
+
+
+def _for_bytes_only(decomposition: Callable) -> Callable:
+    def decompose(*args, **kwargs):
+        read = [a for a in (*args, *(v for k, v in kwargs.items() if k != "out")) if isinstance(a, torch.Tensor)]
+        if not any(t.dtype in _BYTE_DTYPES for t in read):
+            return NotImplemented
+        return decomposition(*args, **kwargs)
+
+    return decompose
+
+
 def _decomposition_of(op: torch._ops.OpOverload, context: Context):
     """Ours, then PyTorch's core-ATen decomposition (it targets ATen ops the
     dialect mostly has), then the full table (which may produce prims). Where
     ours is conditional (it returns NotImplemented for the cases it does not
     fix) and the dialect has no op for `op`, PyTorch's takes those cases."""
     functional = _worked_around_functional(op)
+    if functional is not None and functional in _ONLY_BYTE_WORKAROUNDS:
+        return _for_bytes_only(_through_functional(op, functional))
     if functional is not None:
         return _through_functional(op, functional)
     ours = _PURITY_OVERLOAD_DECOMPOSITIONS.get(op) or _PURITY_DECOMPOSITIONS.get(op._schema.name)
@@ -1986,6 +2006,7 @@ def import_graph(
 ) -> Module:
     """Imports an ATen-level graph (with meta['val']) as one public function."""
     gm = _ordered_number_comparisons(gm)
+    refuse_order_dependent_writes(gm)  # (before the uint8 rewrite turns out= writes into copies)
     gm = widened_unsigned_bytes(gm)
     placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
     if len(placeholders) != len(inputs):
@@ -1994,7 +2015,6 @@ def import_graph(
             f"the graph has {len(placeholders)} inputs but {len(inputs)} example inputs were given",
         )
     _refuse_arange_of_runtime_extent(gm)
-    refuse_order_dependent_writes(gm)
     groups = _storage_groups(inputs)
     shared = {}
     for node, group in zip(placeholders, groups):
