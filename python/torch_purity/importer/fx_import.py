@@ -65,7 +65,7 @@ from ..ir_helpers.queries import aten_op_of_location, value_type
 from ..ops import METADATA_MUTATIONS, VIEW_OPS
 from . import control_flow
 from .alias_analysis import AliasesOfGraphs, analyze_aliases
-from .graph_copies import copied_with_subgraphs, fake_mode_of
+from .graph_copies import rewritten_copy
 from .locations import innermost_user_frame, node_location, op_display_name, register_user_code, source_of
 from .symbolic import SymbolicInputs, SymIntIndexing
 from .unsigned_bytes import widened_unsigned_bytes
@@ -2132,15 +2132,7 @@ def _ordered_number_comparisons(gm: fx.GraphModule) -> fx.GraphModule:
     there is anything to rewrite): the caller keeps its graph, which the
     eager fallback may run. Both can go when test_item_numbers.py passes
     with this function returning `gm` as it is."""
-    graphs = [m for m in gm.modules() if isinstance(m, fx.GraphModule)]
-    if not any(_rewritten_number_node(n) for g in graphs for n in g.graph.nodes):
-        return gm
-    gm = copied_with_subgraphs(gm)
-    fake_mode = fake_mode_of(gm)
-    for module in gm.modules():
-        if isinstance(module, fx.GraphModule):
-            _rewrite_number_comparisons(module, fake_mode)
-    return gm
+    return rewritten_copy(gm, _rewritten_number_node, _rewrite_number_comparisons)
 
 
 def _rewritten_number_node(node: fx.Node) -> bool:

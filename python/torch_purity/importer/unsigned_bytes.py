@@ -34,7 +34,7 @@ from torch._prims_common import ELEMENTWISE_TYPE_PROMOTION_KIND, elementwise_dty
 from torch.fx.passes.shape_prop import _extract_tensor_metadata
 
 from ..errors import PurityError
-from .graph_copies import copied_with_subgraphs, fake_mode_of
+from .graph_copies import rewritten_copy
 from .locations import op_display_name, source_of
 
 _aten = torch.ops.aten
@@ -90,18 +90,14 @@ _COPIES = frozenset({_aten.clone.default})
 def widened_unsigned_bytes(gm: fx.GraphModule) -> fx.GraphModule:
     """`gm` with the rewrite above, on a copy (the caller keeps its graph,
     which the eager fallback may run); `gm` itself when nothing reads uint8."""
-    graphs = [m for m in gm.modules() if isinstance(m, fx.GraphModule)]
-    if not any(_reads_unsigned_bytes(n) for g in graphs for n in g.graph.nodes):
-        return gm
-    gm = copied_with_subgraphs(gm)
-    fake_mode = fake_mode_of(gm)
-    for module in gm.modules():
-        if isinstance(module, fx.GraphModule):
-            for node in list(module.graph.nodes):
-                if _reads_unsigned_bytes(node):
-                    _widen(module.graph, node, fake_mode)
-            module.recompile()
-    return gm
+    return rewritten_copy(gm, _reads_unsigned_bytes, _widen_graph)
+
+
+def _widen_graph(module: fx.GraphModule, fake_mode) -> None:
+    for node in list(module.graph.nodes):
+        if _reads_unsigned_bytes(node):
+            _widen(module.graph, node, fake_mode)
+    module.recompile()
 
 
 def _reads_unsigned_bytes(node: fx.Node) -> bool:
