@@ -101,6 +101,9 @@ PROGRAMS = {
                 torch.addmv(x[:2], x.view(2, 2), x[2:], beta=1.7, alpha=0.6),  # eager truncates them
                 torch.baddbmm(x.view(1, 2, 2), x.view(1, 2, 2), x.view(1, 2, 2), beta=0.2, alpha=2.9),
                 x.dot(x),
+                x >> 9,  # an i8 shift by 8 or more is undefined in LLVM; eager gives 0 or -1
+                x << 9,
+                torch.bitwise_right_shift(x, x.flip(0).clamp(min=0) % 10),
             )
         ),
         [torch.tensor([200, 3, 0, 255], dtype=torch.uint8), torch.tensor([-128, 127, -3, 0], dtype=torch.int8)],

@@ -16,9 +16,10 @@ no float result), it first converts an int scalar to uint8 (`x > -1` is
 all False, `x // -3` divides by 253): such a scalar out of 0..255 is wrapped
 the same way. An in-place op becomes its functional form and a `copy_` into
 its destination, and so does an out= op whose `out` has the result's shape
-(one that resizes `out` is left as it is). A uint8 shift amount is
-capped at 8 (eager shifts everything out; int32 shifts by 32 or more are
-undefined in LLVM).
+(one that resizes `out` is left as it is). A uint8 or int8 shift runs on
+int32 with its amount capped at 8 (eager shifts everything out; LLVM leaves
+an i8 shift by 8 or more undefined: an OpInfo int8 `bitwise_right_shift`
+by 9 gave 0 where eager gives -1).
 
 Can go when test_opinfo_regressions.py's unsigned_bytes programs match eager
 with `widened_unsigned_bytes` returning its graph unchanged."""
@@ -114,7 +115,12 @@ def _reads_unsigned_bytes(node: fx.Node) -> bool:
             return False
     elif not _rewritten(target):
         return False
-    return any(_dtype(a) == torch.uint8 for a in pytree.tree_leaves((node.args, node.kwargs)))
+    read = {_dtype(a) for a in pytree.tree_leaves((node.args, node.kwargs))}
+    return torch.uint8 in read or (torch.int8 in read and _is_shift(target))
+
+
+def _is_shift(target: torch._ops.OpOverload) -> bool:
+    return "shift" in target._schema.name
 
 
 def _rewritten(target: torch._ops.OpOverload) -> bool:
@@ -142,16 +148,18 @@ def _computation_dtype(node: fx.Node, results: tuple) -> torch.dtype | None:
 def _widen(graph: fx.Graph, node: fx.Node, fake_mode) -> None:
     results = node.meta["val"] if isinstance(node.meta["val"], (tuple, list)) else (node.meta["val"],)
     computed = _computation_dtype(node, results)
+    # an 8-bit shift by 8 or more is 0 (or -1) in eager; an i8 shift by 8 or more is undefined in LLVM:
+    # shifted as int32 by at most 8
+    shift = computed in (torch.uint8, torch.int8) and _is_shift(node.target)
+    read_wide = (torch.uint8, torch.int8) if shift else (torch.uint8,)
     integer_results = [r.dtype for r in results if isinstance(r, torch.Tensor) and not r.dtype.is_floating_point]
-    if computed is not None and computed != torch.uint8:
+    if computed is not None and computed not in read_wide:
         wide = computed  # uint8 with int8/int16/...: every operand converted to it, as eager does
     else:
-        wide = next((d for d in integer_results if d not in (torch.uint8, torch.bool)), torch.int32)
+        wide = next((d for d in integer_results if d not in (*read_wide, torch.bool)), torch.int32)
     out = node.kwargs.get("out") if _writes_out(node.target) else None
     in_place = _is_in_place(node.target) or out is not None
     destination = out if out is not None else node.args[0] if in_place else None
-    # a uint8 shift by 8 or more is 0 in eager; an int32 shift by 32 or more is undefined in LLVM
-    shift = computed == torch.uint8 and "shift" in node.target._schema.name
 
     def widened(value: object) -> object:
         dtype = _dtype(value)
@@ -177,7 +185,7 @@ def _widen(graph: fx.Graph, node: fx.Node, fake_mode) -> None:
             # a 0-d tensor eager converts to the computation dtype (to uint8: its low 8 bits)
             value = _inserted(graph, node, _aten._to_copy.default, (value,), {"dtype": computed}, fake_mode)
             dtype = computed
-        if dtype != torch.uint8:
+        if dtype not in read_wide:
             return value
         widened_value = _inserted(graph, node, _aten._to_copy.default, (value,), {"dtype": wide}, fake_mode)
         if shift and value is not node.args[0]:
