@@ -145,3 +145,33 @@ def functional_variant(in_place_name: str, context) -> str | None:
                 break
     _FUNCTIONAL_VARIANTS[in_place_name] = found
     return found
+
+
+# --- ATen overloads and their out= forms -------------------------------------
+
+
+def out_variant_functional(target: torch._ops.OpOverload) -> torch._ops.OpOverload | None:
+    """For an out= overload (`aten.add.out`), the overload computing the same
+    value without `out` (`aten.add.Tensor`); None for other ops."""
+    schema = target._schema
+    outs = [a for a in schema.arguments if a.kwarg_only and a.alias_info is not None and a.alias_info.is_write]
+    if len(outs) != 1 or len(schema.returns) != 1:
+        return None
+    wanted = [(a.name, str(a.type)) for a in schema.arguments if a is not outs[0]]
+    for overload_name in target.overloadpacket.overloads():
+        candidate = getattr(target.overloadpacket, overload_name)
+        arguments = candidate._schema.arguments
+        if candidate is target or [(a.name, str(a.type)) for a in arguments[: len(wanted)]] != wanted:
+            continue
+        # A factory's functional form also takes dtype/layout/device/pin_memory
+        # (`arange.start_out` -> `arange.start_step`); the import passes `out`'s dtype.
+        if all(a.kwarg_only and a.name in _FACTORY_OPTIONS for a in arguments[len(wanted) :]):
+            return candidate
+    return None
+
+
+_FACTORY_OPTIONS = frozenset({"dtype", "layout", "device", "pin_memory"})
+
+
+def is_out_variant(target: torch._ops.OpOverload) -> bool:
+    return any(a.kwarg_only and a.alias_info is not None and a.alias_info.is_write for a in target._schema.arguments)

@@ -62,7 +62,7 @@ from torch_mlir.ir import (
 from .. import contract
 from ..errors import PurityError
 from ..ir_helpers.queries import aten_op_of_location, value_type
-from ..ops import METADATA_MUTATIONS, VIEW_OPS
+from ..ops import METADATA_MUTATIONS, VIEW_OPS, is_out_variant, out_variant_functional
 from . import control_flow
 from .alias_analysis import AliasesOfGraphs, analyze_aliases
 from .graph_copies import rewritten_copy
@@ -278,33 +278,6 @@ _FORCED_DECOMPOSITIONS |= frozenset(
 
 def is_metadata_mutation(target: torch._ops.OpOverload) -> bool:
     return mlir_op_name(target) in METADATA_MUTATIONS
-
-
-def out_variant_functional(target: torch._ops.OpOverload) -> torch._ops.OpOverload | None:
-    """For an out= overload (`aten.add.out`), the overload computing the same
-    value without `out` (`aten.add.Tensor`); None for other ops."""
-    schema = target._schema
-    outs = [a for a in schema.arguments if a.kwarg_only and a.alias_info is not None and a.alias_info.is_write]
-    if len(outs) != 1 or len(schema.returns) != 1:
-        return None
-    wanted = [(a.name, str(a.type)) for a in schema.arguments if a is not outs[0]]
-    for overload_name in target.overloadpacket.overloads():
-        candidate = getattr(target.overloadpacket, overload_name)
-        arguments = candidate._schema.arguments
-        if candidate is target or [(a.name, str(a.type)) for a in arguments[: len(wanted)]] != wanted:
-            continue
-        # A factory's functional form also takes dtype/layout/device/pin_memory
-        # (`arange.start_out` -> `arange.start_step`); the import passes `out`'s dtype.
-        if all(a.kwarg_only and a.name in _FACTORY_OPTIONS for a in arguments[len(wanted) :]):
-            return candidate
-    return None
-
-
-_FACTORY_OPTIONS = frozenset({"dtype", "layout", "device", "pin_memory"})
-
-
-def is_out_variant(target: torch._ops.OpOverload) -> bool:
-    return any(a.kwarg_only and a.alias_info is not None and a.alias_info.is_write for a in target._schema.arguments)
 
 
 def _needs_decomposition(target: object, context: Context) -> bool:

@@ -35,6 +35,7 @@ from torch._prims_common import ELEMENTWISE_TYPE_PROMOTION_KIND, elementwise_dty
 from torch.fx.passes.shape_prop import _extract_tensor_metadata
 
 from ..errors import PurityError
+from ..ops import is_out_variant, out_variant_functional
 from .graph_copies import rewritten_copy
 from .locations import op_display_name, source_of
 
@@ -105,7 +106,7 @@ def _reads_unsigned_bytes(node: fx.Node) -> bool:
     target = node.target
     if node.op != "call_function" or not isinstance(target, torch._ops.OpOverload) or target in _COPIES:
         return False
-    if _writes_out(target):
+    if is_out_variant(target):
         functional = _out_functional(target)
         if functional is None or not _rewritten(functional) or not _same_shape_out(node):
             return False
@@ -157,7 +158,7 @@ def _widen(graph: fx.Graph, node: fx.Node, fake_mode) -> None:
         wide = computed  # uint8 with int8/int16/...: every operand converted to it, as eager does
     else:
         wide = next((d for d in integer_results if d not in (*read_wide, torch.bool)), torch.int32)
-    out = node.kwargs.get("out") if _writes_out(node.target) else None
+    out = node.kwargs.get("out") if is_out_variant(node.target) else None
     in_place = _is_in_place(node.target) or out is not None
     destination = out if out is not None else node.args[0] if in_place else None
 
@@ -258,15 +259,13 @@ def _dtype(value: object) -> torch.dtype | None:
 
 def _functional_form(target: torch._ops.OpOverload) -> torch._ops.OpOverload:
     """The op itself, or the functional form of an out= or in-place op."""
-    if _writes_out(target):
+    if is_out_variant(target):
         return _out_functional(target)
     return _functional(target) if _is_in_place(target) else target
 
 
 def _out_functional(target: torch._ops.OpOverload) -> torch._ops.OpOverload | None:
     """`any.default` for `any.all_out`: one `out` argument, no factory options."""
-    from .fx_import import out_variant_functional  # (fx_import imports this module)
-
     functional = out_variant_functional(target)
     outs = [a.name for a in target._schema.arguments if a.kwarg_only and a.alias_info and a.alias_info.is_write]
     if functional is None or outs != ["out"] or len(functional._schema.arguments) != len(target._schema.arguments) - 1:
@@ -280,10 +279,6 @@ def _same_shape_out(node: fx.Node) -> bool:
     out, result = node.kwargs.get("out"), node.meta.get("val")
     out_value = out.meta.get("val") if isinstance(out, fx.Node) else None
     return isinstance(out_value, torch.Tensor) and isinstance(result, torch.Tensor) and out_value.shape == result.shape
-
-
-def _writes_out(target: torch._ops.OpOverload) -> bool:
-    return any(a.kwarg_only and a.alias_info is not None and a.alias_info.is_write for a in target._schema.arguments)
 
 
 def _is_in_place(target: torch._ops.OpOverload) -> bool:
