@@ -283,6 +283,39 @@ def test_float32_sum_precision(layout):
         assert bool(((got.double() - exact).abs() <= (want.double() - exact).abs() + spacing).all())
 
 
+@pytest.mark.parametrize("op", [torch.var_mean, torch.std_mean, torch.var, torch.std])
+def test_float32_spread_precision(op):
+    """IREE-WORKAROUND(f32-sum-precision) for var/std and their _mean forms:
+    torch-mlir computed var_mean's mean as a float32 mean, off by far more
+    than eager's; all of them are now computed in float64 and rounded once."""
+    x = torch.randn(64, 8, 28, 28, generator=torch.Generator().manual_seed(2)) * 3 + 1000
+
+    def spread(x):
+        return op(x, [0, 2, 3], keepdim=True)
+
+    results = (torch_purity.compile(spread)(x), spread(x), spread(x.double()))
+    for got, want, exact in zip(*(r if isinstance(r, tuple) else (r,) for r in results)):
+        torch.testing.assert_close(got, want)
+        spacing = torch.finfo(torch.float32).eps * exact.abs()
+        assert bool(((got.double() - exact).abs() <= (want.double() - exact).abs() + spacing).all())
+
+
+def test_batch_norm_statistics_read_the_input_twice():
+    """A training-mode BatchNorm's statistics (var_mean) take two reductions
+    over the input, the mean then the squared deviations (torch-mlir's
+    var_mean took a third, the float32 mean)."""
+    compiled = torch_purity.compile(lambda x, m, v: F.batch_norm(x, m, v, training=True))
+    x, mean, var = torch.randn(4, 3, 5, 5), torch.zeros(3), torch.ones(3)
+    expected_mean, expected_var = mean.clone(), var.clone()
+    torch.testing.assert_close(compiled(x, mean, var), F.batch_norm(x, expected_mean, expected_var, training=True))
+    torch.testing.assert_close((mean, var), (expected_mean, expected_var))
+    (entry,) = compiled.cache.values()
+    backend_ir = entry.lowered.stage_ir["torch-backend"]
+    input_type = "!torch.vtensor<[4,3,5,5],f64>"
+    reductions = [line for line in backend_ir.splitlines() if "torch.aten.sum.dim_IntList" in line]
+    assert len(reductions) == 2 and all(input_type in line.split("->")[0] for line in reductions), reductions
+
+
 def test_rad2deg_float64_within_float64_tolerances():
     """TORCH-MLIR-WORKAROUND(rad2deg-constant): a float32 180/pi in float64."""
     x = torch.randn(50, dtype=torch.float64) * 100

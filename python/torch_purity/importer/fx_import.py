@@ -388,6 +388,32 @@ def _in_place(functional: Callable) -> Callable:
     return decompose
 
 
+def _variance_arguments(op: torch._ops.OpOverload, args: tuple, kwargs: dict):
+    """(input, reduced dims as a list, keepdim, correction) of a call of var,
+    std, var_mean or std_mean in any of their overloads."""
+    bound = dict(zip([argument.name for argument in op._schema.arguments], args)) | kwargs
+    x, dims, keepdim = bound["self"], bound.get("dim"), bound.get("keepdim", False)
+    if "correction" in bound or any(argument.name == "correction" for argument in op._schema.arguments):
+        correction = 1 if bound.get("correction") is None else bound["correction"]
+    else:
+        correction = 1 if bound.get("unbiased", True) else 0
+    dims = list(range(x.dim())) if dims is None or (isinstance(dims, list | tuple) and not dims) else dims
+    dims = [dims] if isinstance(dims, int) else list(dims)
+    return x, dims, keepdim, correction
+
+
+def _two_pass_spread(name: str, x, dims: list[int], keepdim: bool, divisor):
+    """var/std (and the mean, for var_mean/std_mean) as the sum of squared
+    deviations from the mean divided by `divisor`."""
+    mean = x.mean(dims, keepdim=True) if dims else x
+    centered = x - mean
+    variance = (centered * centered).sum(dims, keepdim=keepdim) / divisor
+    spread = variance.sqrt() if name.startswith("std") else variance
+    if name.endswith("_mean"):
+        return spread, mean if keepdim or not dims else mean.squeeze(dims)
+    return spread
+
+
 def _clamped_variance_divisor(op: torch._ops.OpOverload) -> Callable:
     """TORCH-MLIR-WORKAROUND(variance-divisor), torch-mlir 20261001: its
     lowering of var/std (var_mean, std_mean, and prims.var, which PyTorch's
@@ -400,28 +426,14 @@ def _clamped_variance_divisor(op: torch._ops.OpOverload) -> Callable:
     `max(0, N - correction)`; otherwise the op is left to torch-mlir. Can go
     when test_nan_values.py's `variance_*` programs compile and match eager
     without it."""
-    names = [argument.name for argument in op._schema.arguments]
     name = op._schema.name.removeprefix("aten::")
 
     def decompose(*args, **kwargs):
-        bound = dict(zip(names, args)) | kwargs
-        x, dims, keepdim = bound["self"], bound.get("dim"), bound.get("keepdim", False)
-        if "correction" in names:
-            correction = 1 if bound.get("correction") is None else bound["correction"]
-        else:
-            correction = 1 if bound.get("unbiased", True) else 0
-        dims = list(range(x.dim())) if dims is None or (isinstance(dims, list | tuple) and not dims) else dims
-        dims = [dims] if isinstance(dims, int) else list(dims)
+        x, dims, keepdim, correction = _variance_arguments(op, args, kwargs)
         sizes = [x.shape[d] for d in dims] if x.dim() else [1]
         if not all(type(size) is int for size in sizes) or (x.dim() and math.prod(sizes) > correction):
             return NotImplemented
-        mean = x.mean(dims, keepdim=True) if dims else x
-        centered = x - mean
-        variance = (centered * centered).sum(dims, keepdim=keepdim) / max(0, math.prod(sizes) - correction)
-        spread = variance.sqrt() if name.startswith("std") else variance
-        if name.endswith("_mean"):
-            return spread, mean if keepdim or not dims else mean.squeeze(dims)
-        return spread
+        return _two_pass_spread(name, x, dims, keepdim, max(0, math.prod(sizes) - correction))
 
     return decompose
 
@@ -1010,6 +1022,36 @@ def _float64_accumulated(reduction: Callable) -> Callable:
     return decompose
 
 
+def _float64_spread(op: torch._ops.OpOverload) -> Callable:
+    """The same workaround for var, std, var_mean and std_mean of float32:
+    torch-mlir computes the variance in float64 but var_mean's and
+    std_mean's mean in float32 (a float32 sum, and a third pass over the
+    input beside the two float64 ones). Here they are computed from a
+    float64 copy (the conversion fuses into both reductions) in two passes,
+    the mean then the squared deviations from it, as eager computes them
+    (with float64 accumulation), and rounded to float32 once. (A BatchNorm
+    in training mode reaches IREE as var_mean.) Sizes that are not known
+    leave the float64 computation to torch-mlir."""
+    name = op._schema.name.removeprefix("aten::")
+
+    @_outside_workarounds
+    def decompose(*args, **kwargs):
+        x, dims, keepdim, correction = _variance_arguments(op, args, kwargs)
+        if x.dtype != torch.float32 or not x.dim():
+            return NotImplemented
+        sizes = [x.shape[d] for d in dims]
+        wide = x.to(torch.float64)
+        if all(type(size) is int for size in sizes):
+            result = _two_pass_spread(name, wide, dims, keepdim, max(0, math.prod(sizes) - correction))
+        else:
+            result = getattr(torch, name)(wide, dims, correction=correction, keepdim=keepdim)
+        if isinstance(result, tuple):
+            return tuple(part.to(torch.float32) for part in result)
+        return result.to(torch.float32)
+
+    return decompose
+
+
 _F32_ACCUMULATIONS = {
     torch.ops.aten.sum.default: _float64_accumulated(torch.sum),
     torch.ops.aten.sum.dim_IntList: _float64_accumulated(torch.sum),
@@ -1184,6 +1226,7 @@ _PURITY_OVERLOAD_DECOMPOSITIONS = _chained(
     _NEGATIVE_DIM_CRASHES,
     _EMPTY_CONTRACTIONS,
     {op: _clamped_variance_divisor(op) for op in _VARIANCES},
+    {op: _float64_spread(op) for op in _VARIANCES},
     {_aten.normal_.default: _normal_in_place, _aten.normal.float_float: _normal_of_size},
     {getattr(_aten.normal, o): _normal_from_tensors for o in ("Tensor_Tensor", "Tensor_float", "float_Tensor")},
     {

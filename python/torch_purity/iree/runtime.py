@@ -42,6 +42,7 @@ import torch.utils._pytree as pytree
 from ..contract import CallingConvention, IndexCheck
 from ..errors import PurityError, PurityIndexError
 from ..guards import SymbolicShapes
+from .host_memory import fresh_host_tensor
 from .module import LoadedModule, to_host
 
 # IREE-WORKAROUND(unaligned-import): IREE's buffers start on 64-byte boundaries. A view starting inside its
@@ -373,7 +374,7 @@ class Executable:
                 )
             if view is None:
                 # A fresh contiguous tensor starts on an allocation boundary.
-                tensor = tensor.detach().clone(memory_format=torch.contiguous_format)
+                tensor = _fresh_tensor(tensor.shape, tensor.dtype, tensor.device).copy_(tensor.detach())
                 view = module.import_tensor(tensor)
             else:
                 imported.append(index)
@@ -393,7 +394,7 @@ class Executable:
                 arguments.append(self._flags[1])
                 results[result] = self._flags[0]
                 continue
-            storage = torch.empty(shape, dtype=dtype, device=device)
+            storage = _fresh_tensor(shape, dtype, device)
             arguments.append(module.import_tensor(storage))
             results[result] = storage
         if device.type == "cuda":
@@ -473,6 +474,14 @@ class Executable:
             for r, dtype in zip(self.module(arguments), convention.result_dtypes)
         ]
         return [r.to(device) for r in results] if device.type != "cpu" else results, []
+
+
+def _fresh_tensor(shape, dtype: torch.dtype, device: torch.device) -> torch.Tensor:
+    """A contiguous tensor IREE writes first (it starts on an allocation
+    boundary); on the CPU backed by huge pages where it is large."""
+    if device.type == "cpu":
+        return fresh_host_tensor(shape, dtype)
+    return torch.empty(shape, dtype=dtype, device=device)
 
 
 def _device_of(arguments: Sequence[object], default: str) -> torch.device:

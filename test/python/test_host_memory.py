@@ -1,0 +1,52 @@
+"""Results IREE writes first are asked for transparent huge pages
+(iree/host_memory.py): a fresh 51 MB output faulted in 4 KiB pages cost more
+than the computation writing it."""
+
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+import torch_purity
+from torch_purity.iree.host_memory import ADVISED_BYTES, advise_huge_pages, fresh_host_tensor
+
+linux_only = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="madvise and /proc/self/smaps are Linux's")
+THP_BUILT_IN = Path("/sys/kernel/mm/transparent_hugepage/enabled").exists()
+
+
+def advised_for_huge_pages(tensor: torch.Tensor) -> bool:
+    """Whether the mapping holding the tensor's middle byte carries the
+    kernel's MADV_HUGEPAGE flag ("hg" in /proc/self/smaps' VmFlags)."""
+    middle = tensor.data_ptr() + tensor.numel() * tensor.element_size() // 2
+    inside = False
+    for line in Path("/proc/self/smaps").read_text().splitlines():
+        head = line.split()[0]
+        if "-" in head and all(c in "0123456789abcdef-" for c in head):
+            low, high = (int(part, 16) for part in head.split("-"))
+            inside = low <= middle < high
+        elif inside and line.startswith("VmFlags:"):
+            return "hg" in line.split()[1:]
+    return False
+
+
+@linux_only
+def test_a_large_fresh_tensor_is_advised_and_keeps_its_values():
+    tensor = fresh_host_tensor((ADVISED_BYTES // 4 + 1000,), torch.float32)
+    assert advised_for_huge_pages(tensor) == THP_BUILT_IN
+    tensor.copy_(torch.arange(tensor.numel(), dtype=torch.float32))
+    assert torch.equal(tensor, torch.arange(tensor.numel(), dtype=torch.float32))
+
+
+@linux_only
+def test_a_small_tensor_is_left_alone():
+    small = fresh_host_tensor((1000,), torch.float32)
+    assert advise_huge_pages(small) is False  # no whole huge page inside it
+
+
+@linux_only
+def test_a_compiled_programs_large_output_is_advised():
+    x = torch.randn(64, 256, 64)  # 4 MiB
+    output = torch_purity.compile(lambda x: x * 2 + 1)(x)
+    torch.testing.assert_close(output, x * 2 + 1)
+    assert advised_for_huge_pages(output) == THP_BUILT_IN
