@@ -815,7 +815,7 @@ def main() -> int:
     systems = ["eager", *(s for s in args.systems if s != "eager")]  # eager first: the reference
     chosen = [w for w in workloads(args.quick) if not args.workloads or w.name in args.workloads]
     threads = torch.get_num_threads()
-    driver = os.environ.get("PURITY_IREE_CPU_DRIVER", "chosen per program")
+    driver = torch_purity.iree.targets.get_target("cpu").runtime_driver()
     print(f"torch {torch.__version__}, {threads} threads, {os.cpu_count()} cores, IREE CPU driver: {driver}")
     results: list[Measured] = []
     for workload in chosen:
