@@ -36,8 +36,13 @@ class SymbolGuard:
         return cls(" and ".join(terms) or None)
 
     @cached_property
-    def _code(self):
-        return None if self.expression is None else compile(self.expression, "<purity guard>", "eval")
+    def _check(self):
+        """The expression as a function of the list of guarded values,
+        compiled once (it runs on every call of an entry with runtime ints)."""
+        if self.expression is None:
+            return None
+        body = re.sub(r"L\['t(\d+)'\]", r"t[\1]", self.expression)
+        return eval(compile(f"lambda t: {body}", "<purity guard>", "eval"), _interpreter_globals())
 
     def readable(self) -> str:
         """The expression with the k-th guarded input named `ik`."""
@@ -45,10 +50,8 @@ class SymbolGuard:
 
     def holds(self, values: Sequence[object]) -> bool:
         """Whether the guarded arguments' values (ints, tensors) satisfy it."""
-        code = self._code
-        if code is None:
-            return True
-        return bool(eval(code, _interpreter_globals(), {"L": {f"t{i}": v for i, v in enumerate(values)}}))
+        check = self._check
+        return True if check is None else bool(check(values))
 
 
 def _interpreter_globals() -> dict:
