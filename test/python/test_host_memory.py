@@ -2,6 +2,8 @@
 (iree/host_memory.py): a fresh 51 MB output faulted in 4 KiB pages cost more
 than the computation writing it."""
 
+import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -50,3 +52,15 @@ def test_a_compiled_programs_large_output_is_advised():
     output = torch_purity.compile(lambda x: x * 2 + 1)(x)
     torch.testing.assert_close(output, x * 2 + 1)
     assert advised_for_huge_pages(output) == THP_BUILT_IN
+
+
+@linux_only
+def test_purity_huge_pages_0_turns_the_advice_off():
+    probe = (
+        "import torch; from torch_purity.iree.host_memory import fresh_host_tensor, advise_huge_pages; "
+        "print(advise_huge_pages(fresh_host_tensor((2**22,), torch.float32)))"
+    )
+    for setting, expected in (("0", "False"), ("1", str(THP_BUILT_IN))):
+        environment = {**os.environ, "PURITY_HUGE_PAGES": setting}
+        printed = subprocess.run([sys.executable, "-c", probe], env=environment, capture_output=True, text=True)
+        assert printed.stdout.strip() == expected, printed.stderr

@@ -14,11 +14,14 @@ own allocations only when `THP_MEM_ALLOC_ENABLE=1` is set.
 The advice changes nothing but how the kernel backs those pages: the tensor
 is torch's own, freed by torch. Where the kernel refuses (transparent huge
 pages set to `never`, a platform without `madvise`) the memory stays as it
-was."""
+was. Where the kernel's `defrag` setting makes a fault on advised memory
+compact memory first, a fragmented machine may stall on it:
+`PURITY_HUGE_PAGES=0` (read at import) turns the advice off."""
 
 from __future__ import annotations
 
 import ctypes
+import os
 import sys
 
 import torch
@@ -30,7 +33,7 @@ _MADV_HUGEPAGE = 14  # linux/mman.h
 
 
 def _madvise():
-    if not sys.platform.startswith("linux"):
+    if not sys.platform.startswith("linux") or os.environ.get("PURITY_HUGE_PAGES") == "0":
         return None
     try:
         function = ctypes.CDLL(None, use_errno=True).madvise
