@@ -51,7 +51,7 @@ def fresh_host_tensor(shape, dtype: torch.dtype) -> torch.Tensor:
     """`torch.empty(shape, dtype=dtype)` on the CPU, backed by huge pages
     where it is large enough to hold one (ADVISED_BYTES)."""
     tensor = torch.empty(shape, dtype=dtype)
-    if _MADVISE is not None and tensor.numel() * tensor.element_size() >= ADVISED_BYTES:
+    if _MADVISE is not None and tensor.nbytes >= ADVISED_BYTES:
         advise_huge_pages(tensor)
     return tensor
 
@@ -62,7 +62,7 @@ def advise_huge_pages(tensor: torch.Tensor) -> bool:
     if _MADVISE is None:
         return False
     start = tensor.data_ptr()
-    end = start + tensor.numel() * tensor.element_size()
+    end = start + tensor.nbytes
     first = (start + _HUGE_PAGE - 1) & ~(_HUGE_PAGE - 1)
     last = end & ~(_HUGE_PAGE - 1)
     return last > first and _MADVISE(first, last - first, _MADV_HUGEPAGE) == 0

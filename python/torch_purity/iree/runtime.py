@@ -42,7 +42,7 @@ import torch.utils._pytree as pytree
 from ..contract import CallingConvention, IndexCheck
 from ..errors import PurityError, PurityIndexError
 from ..guards import SymbolicShapes
-from .host_memory import fresh_host_tensor
+from .host_memory import ADVISED_BYTES, advise_huge_pages
 from .module import LoadedModule, to_host
 
 # IREE-WORKAROUND(unaligned-import): IREE's buffers start on 64-byte boundaries. A view starting inside its
@@ -478,10 +478,12 @@ class Executable:
 
 def _fresh_tensor(shape, dtype: torch.dtype, device: torch.device) -> torch.Tensor:
     """A contiguous tensor IREE writes first (it starts on an allocation
-    boundary); on the CPU backed by huge pages where it is large."""
-    if device.type == "cpu":
-        return fresh_host_tensor(shape, dtype)
-    return torch.empty(shape, dtype=dtype, device=device)
+    boundary); on the CPU backed by huge pages where it is large. (On every
+    call's path: a small one costs one size check beyond `torch.empty`.)"""
+    tensor = torch.empty(shape, dtype=dtype, device=device)
+    if tensor.nbytes >= ADVISED_BYTES and device.type == "cpu":
+        advise_huge_pages(tensor)
+    return tensor
 
 
 def _device_of(arguments: Sequence[object], default: str) -> torch.device:
