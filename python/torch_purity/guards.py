@@ -41,7 +41,7 @@ class SymbolGuard:
         compiled once (it runs on every call of an entry with runtime ints)."""
         if self.expression is None:
             return None
-        body = re.sub(r"L\['t(\d+)'\]", r"t[\1]", self.expression)
+        body = re.sub(r"(?<![\w.])L\['t(\d+)'\]", r"t[\1]", self.expression)
         return eval(compile(f"lambda t: {body}", "<purity guard>", "eval"), _interpreter_globals())
 
     def readable(self) -> str:

@@ -12,10 +12,12 @@ faults 512-fold: the same fill took 11-14 ms. PyTorch does the same for its
 own allocations only when `THP_MEM_ALLOC_ENABLE=1` is set.
 
 The advice changes nothing but how the kernel backs those pages: the tensor
-is torch's own, freed by torch. Where the kernel refuses (transparent huge
-pages set to `never`, a platform without `madvise`) the memory stays as it
-was. Where the kernel's `defrag` setting makes a fault on advised memory
-compact memory first, a fragmented machine may stall on it:
+is torch's own, freed by torch. Where transparent huge pages are set to
+`never` the kernel takes the advice and ignores it; without `madvise` (not
+Linux) nothing is asked. Memory below glibc's mmap threshold may come from
+heap already touched: its pages stay as they were, advised. Where the
+kernel's `defrag` setting makes a fault on advised memory compact memory
+first, a fragmented machine may stall on it:
 `PURITY_HUGE_PAGES=0` (read at import) turns the advice off."""
 
 from __future__ import annotations
