@@ -11,7 +11,9 @@ import pytest
 import torch
 
 import torch_purity
-from torch_purity.iree.host_memory import ADVISED_BYTES, advise_huge_pages, fresh_host_tensor
+from torch_purity.iree.host_memory import ADVISED_BYTES, advise_huge_pages, fresh_tensor
+
+CPU = torch.device("cpu")
 
 linux_only = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="madvise and /proc/self/smaps are Linux's")
 THP_BUILT_IN = Path("/sys/kernel/mm/transparent_hugepage/enabled").exists()
@@ -34,7 +36,7 @@ def advised_for_huge_pages(tensor: torch.Tensor) -> bool:
 
 @linux_only
 def test_a_large_fresh_tensor_is_advised_and_keeps_its_values():
-    tensor = fresh_host_tensor((ADVISED_BYTES // 4 + 1000,), torch.float32)
+    tensor = fresh_tensor((ADVISED_BYTES // 4 + 1000,), torch.float32, CPU)
     assert advised_for_huge_pages(tensor) == THP_BUILT_IN
     tensor.copy_(torch.arange(tensor.numel(), dtype=torch.float32))
     assert torch.equal(tensor, torch.arange(tensor.numel(), dtype=torch.float32))
@@ -42,7 +44,7 @@ def test_a_large_fresh_tensor_is_advised_and_keeps_its_values():
 
 @linux_only
 def test_a_small_tensor_is_left_alone():
-    small = fresh_host_tensor((1000,), torch.float32)
+    small = fresh_tensor((1000,), torch.float32, CPU)
     assert advise_huge_pages(small) is False  # no whole huge page inside it
 
 
@@ -57,8 +59,8 @@ def test_a_compiled_programs_large_output_is_advised():
 @linux_only
 def test_purity_huge_pages_0_turns_the_advice_off():
     probe = (
-        "import torch; from torch_purity.iree.host_memory import fresh_host_tensor, advise_huge_pages; "
-        "print(advise_huge_pages(fresh_host_tensor((2**22,), torch.float32)))"
+        "import torch; from torch_purity.iree.host_memory import fresh_tensor, advise_huge_pages; "
+        "print(advise_huge_pages(fresh_tensor((2**22,), torch.float32, torch.device('cpu'))))"
     )
     for setting, expected in (("0", "False"), ("1", str(THP_BUILT_IN))):
         environment = {**os.environ, "PURITY_HUGE_PAGES": setting}

@@ -49,11 +49,13 @@ def _madvise():
 _MADVISE = _madvise()
 
 
-def fresh_host_tensor(shape, dtype: torch.dtype) -> torch.Tensor:
-    """`torch.empty(shape, dtype=dtype)` on the CPU, backed by huge pages
-    where it is large enough to hold one (ADVISED_BYTES)."""
-    tensor = torch.empty(shape, dtype=dtype)
-    if _MADVISE is not None and tensor.nbytes >= ADVISED_BYTES:
+def fresh_tensor(shape, dtype: torch.dtype, device: torch.device) -> torch.Tensor:
+    """A contiguous tensor IREE writes first (it starts on an allocation
+    boundary); on the CPU backed by huge pages where it is large enough to
+    hold one (ADVISED_BYTES). (On every call's path: a small one costs one
+    size check beyond `torch.empty`.)"""
+    tensor = torch.empty(shape, dtype=dtype, device=device)
+    if tensor.nbytes >= ADVISED_BYTES and device.type == "cpu":
         advise_huge_pages(tensor)
     return tensor
 

@@ -42,7 +42,7 @@ import torch.utils._pytree as pytree
 from ..contract import CallingConvention, IndexCheck
 from ..errors import PurityError, PurityIndexError
 from ..guards import SymbolicShapes
-from .host_memory import ADVISED_BYTES, advise_huge_pages
+from .host_memory import fresh_tensor
 from .module import LoadedModule, to_host
 
 # IREE-WORKAROUND(unaligned-import): IREE's buffers start on 64-byte boundaries. A view starting inside its
@@ -374,7 +374,7 @@ class Executable:
                 )
             if view is None:
                 # A fresh contiguous tensor starts on an allocation boundary.
-                tensor = _fresh_tensor(tensor.shape, tensor.dtype, tensor.device).copy_(tensor.detach())
+                tensor = fresh_tensor(tensor.shape, tensor.dtype, tensor.device).copy_(tensor.detach())
                 view = module.import_tensor(tensor)
             else:
                 imported.append(index)
@@ -394,7 +394,7 @@ class Executable:
                 arguments.append(self._flags[1])
                 results[result] = self._flags[0]
                 continue
-            storage = _fresh_tensor(shape, dtype, device)
+            storage = fresh_tensor(shape, dtype, device)
             arguments.append(module.import_tensor(storage))
             results[result] = storage
         if device.type == "cuda":
@@ -474,16 +474,6 @@ class Executable:
             for r, dtype in zip(self.module(arguments), convention.result_dtypes)
         ]
         return [r.to(device) for r in results] if device.type != "cpu" else results, []
-
-
-def _fresh_tensor(shape, dtype: torch.dtype, device: torch.device) -> torch.Tensor:
-    """A contiguous tensor IREE writes first (it starts on an allocation
-    boundary); on the CPU backed by huge pages where it is large. (On every
-    call's path: a small one costs one size check beyond `torch.empty`.)"""
-    tensor = torch.empty(shape, dtype=dtype, device=device)
-    if tensor.nbytes >= ADVISED_BYTES and device.type == "cpu":
-        advise_huge_pages(tensor)
-    return tensor
 
 
 def _device_of(arguments: Sequence[object], default: str) -> torch.device:
