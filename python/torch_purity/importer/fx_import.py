@@ -394,7 +394,7 @@ def _variance_arguments(op: torch._ops.OpOverload, args: tuple, kwargs: dict):
     std, var_mean or std_mean in any of their overloads."""
     bound = dict(zip([argument.name for argument in op._schema.arguments], args)) | kwargs
     x, dims, keepdim = bound["self"], bound.get("dim"), bound.get("keepdim", False)
-    if "correction" in bound or any(argument.name == "correction" for argument in op._schema.arguments):
+    if any(argument.name == "correction" for argument in op._schema.arguments):
         correction = 1 if bound.get("correction") is None else bound["correction"]
     else:
         correction = 1 if bound.get("unbiased", True) else 0
