@@ -24,6 +24,7 @@ OPTIONS = {
     "target": f"one of {describe_targets()}; default 'cpu'",
     "dump_dir": "a folder for the IR of every stage",
     "fallback": "'eager' (default: ops Purity cannot compile run in eager between compiled segments) or 'error'",
+    "vendor_kernels": "True (default: large float32 convolutions on the CPU run PyTorch's oneDNN kernel) or False",
 }
 
 
@@ -36,7 +37,7 @@ def purity_backend(
 ):
     """`torch.compile(fn, backend="purity", mode=..., options={...})`: `mode`
     is accepted and ignored (one pipeline); `options` may set `target`,
-    `dump_dir` and `fallback`. `dynamic` and `fullgraph` are Dynamo's own and work as with
+    `dump_dir`, `fallback` and `vendor_kernels`. `dynamic` and `fullgraph` are Dynamo's own and work as with
     any backend."""
     from .driver.compiled import CompiledProgram  # torch-mlir is imported when a graph is compiled
     from .errors import PurityError
@@ -56,6 +57,7 @@ def purity_backend(
         dump_dir=options.get("dump_dir"),
         dynamic_dims=symbolic_dims(graph_module),
         fallback=options.get("fallback", "eager"),
+        vendor_kernels=bool(options.get("vendor_kernels", True)),
     )
 
     def run(*args):

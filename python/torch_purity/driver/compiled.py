@@ -18,12 +18,13 @@ from __future__ import annotations
 import inspect
 import re
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 
 import torch
+import torch.fx as fx
 import torch.utils._pytree as pytree
 from torch.export.graph_signature import InputKind
 from torch.fx.experimental.symbolic_shapes import free_unbacked_symbols
@@ -61,6 +62,7 @@ from .captured import (
 from .joint import mark_joint, name_tangents, plan_joint
 from .lowering import LoweredProgram, write_failing_ir
 from .segments import EagerOp, SegmentedProgram, check_runs_in_eager, segment, warn_eager_ops
+from .vendor_kernels import vendor_kernel_nodes
 
 # ----------------------------------------------------------------------------
 # Specialization
@@ -228,6 +230,7 @@ def build_entry(
     runtime_ints: bool = True,
     dynamic_dims: dict[int, tuple[int, ...]] | None = None,
     fallback: str = "eager",
+    vendor_kernels: bool = True,
 ) -> CompiledEntry:
     """Traces, lowers and compiles the program for `args` (the call's
     leaves). With `runtime_ints`, its int arguments are runtime values of
@@ -235,7 +238,9 @@ def build_entry(
     dynamic (importer.symbolic); otherwise, or in a training entry, both are
     specialized to this call's values (a guard on them: the cache key
     leaves them out). With `fallback="eager"`, ops that cannot be compiled
-    run in eager between compiled segments (driver/segments.py)."""
+    run in eager between compiled segments (driver/segments.py); with
+    `vendor_kernels`, so do those PyTorch's own kernel runs faster
+    (driver/vendor_kernels.py)."""
     dynamic_dims = dynamic_dims or {}
     seconds: dict[str, float] = {}
     arguments = [a for a in args if not isinstance(a, torch.Tensor)]
@@ -294,10 +299,12 @@ def build_entry(
         guarded_leaves=guarded_leaves,
         dynamic_dims=dynamic_dims,
         seconds=seconds,
+        fallback=fallback,
     )
     eager = uncompilable_nodes(graph, context) if fallback == "eager" else {}
-    if eager:
-        return segmented(eager)
+    vendor = vendor_kernel_nodes(graph, target) if vendor_kernels and plan is None and symbolic is None else {}
+    if eager or vendor:
+        return segmented({**vendor, **eager}, vendor=vendor)
     try:
         module = import_graph(graph, inputs, context)
         if plan is not None:
@@ -440,12 +447,16 @@ def _segmented_entry(
     guarded_leaves: list[int],
     dynamic_dims: dict,
     seconds: dict[str, float],
+    fallback: str,
+    vendor: Collection[fx.Node] = (),
 ) -> SegmentedEntry:
-    """An entry running `eager` (node -> why it cannot be compiled) in eager
-    and compiling the rest in segments; an op that then fails to compile in
-    a segment joins the eager ones. Where an op joined because its lowering
-    failed (`failure`), the program first runs in eager on copies of the
-    inputs: a program eager rejects is refused now, not midway through a call."""
+    """An entry running `eager` (node -> why it runs in eager: it cannot be
+    compiled, or it is one of the `vendor` kernels) in eager and compiling
+    the rest in segments; with `fallback="eager"`, an op that then fails to
+    compile in a segment joins the eager ones. Where an op joined because
+    its lowering failed (`failure`), the program first runs in eager on
+    copies of the inputs: a program eager rejects is refused now, not midway
+    through a call."""
     names = ", ".join(sorted({op_display_name(n) for n in eager}))
     if training:
         raise PurityError(
@@ -460,16 +471,16 @@ def _segmented_entry(
     eager = dict(eager)
 
     def compile_step(module):
-        return CompiledProgram(module, target, dump_dir, fallback="error")
+        return CompiledProgram(module, target, dump_dir, fallback="error", vendor_kernels=False)
 
     if failure is not None:
         check_runs_in_eager(graph, example_inputs, failure)
     for _ in range(_MAX_FALLBACK_ROUNDS):
         try:
-            program = segment(graph, eager, example_inputs, compile_step)
+            program = segment(graph, eager, example_inputs, compile_step, vendor=vendor)
             break
         except PurityError as error:
-            more = failing_nodes(graph, error) if type(error) is PurityError else {}
+            more = failing_nodes(graph, error) if type(error) is PurityError and fallback == "eager" else {}
             if not more or set(more) <= set(eager):
                 raise
             if failure is None:
@@ -581,10 +592,14 @@ class CompiledProgram:
         dynamic: bool = False,
         dynamic_dims: dict[int, tuple[int, ...]] | None = None,
         fallback: str = "eager",
+        vendor_kernels: bool = True,
     ) -> None:
         """`fallback`: "eager" runs ops that cannot be compiled in eager
         between compiled segments (one EagerFallbackWarning names them);
         "error" refuses the program with the PurityError of the first.
+        `vendor_kernels`: on the CPU, large float32 convolutions run
+        PyTorch's kernel (oneDNN) between compiled segments, as Inductor's
+        do (driver/vendor_kernels.py); False compiles them with IREE.
         `dynamic`: every dim of size 2 or more of every contiguous tensor
         argument is dynamic (as Dynamo's `dynamic=True`); `dynamic_dims`
         (argument -> dims, for arguments that are tensors) names them one by
@@ -593,6 +608,7 @@ class CompiledProgram:
         if fallback not in FALLBACKS:
             raise ValueError(f"fallback={fallback!r}: expected one of {', '.join(map(repr, FALLBACKS))}")
         self.fallback = fallback
+        self.vendor_kernels = vendor_kernels
         # (argument, dim) -> (name, low, high) of each dim torch.export made dynamic.
         self.dim_ranges: dict[tuple[int, int], tuple[str, int, int | None]] = {}
         if isinstance(program, torch.export.ExportedProgram):
@@ -745,6 +761,7 @@ class CompiledProgram:
             roots,
             dynamic_dims=dynamic_dims,
             fallback=self.fallback,
+            vendor_kernels=self.vendor_kernels,
         )
         try:
             if not dynamic_dims and not any(type(leaf) is int for leaf in leaves):
@@ -818,6 +835,13 @@ class CompiledProgram:
                 "nn.Module that owns them)",
             )
         eager = [op for entry in self.cache.values() if isinstance(entry, SegmentedEntry) for op in entry.eager_ops]
+        vendor = next((op for op in eager if op.vendor), None)
+        if vendor is not None:
+            raise PurityError(
+                "save",
+                f"{vendor.op} runs PyTorch's kernel (a vendor kernel, chosen for speed); a saved program holds "
+                "compiled code only: compile with torch_purity.compile(..., vendor_kernels=False) to save it",
+            )
         if eager:
             raise PurityError(
                 "save",
@@ -875,6 +899,7 @@ def compile(
     dump_dir: str | None = None,
     dynamic: bool = False,
     fallback: str = "eager",
+    vendor_kernels: bool = True,
 ) -> CompiledProgram:
     """Compiles `program` (a function or nn.Module) for `target` (`iree.targets.TARGETS`: "cpu", "cuda").
 
@@ -886,8 +911,15 @@ def compile(
 
     `fallback="eager"` (the default) runs ops Purity cannot compile (custom
     ops, ops without a lowering) in eager between compiled segments, with
-    one EagerFallbackWarning naming them; `fallback="error"` refuses them."""
-    compiled = CompiledProgram(program, target, dump_dir, dynamic=dynamic, fallback=fallback)
+    one EagerFallbackWarning naming them; `fallback="error"` refuses them.
+
+    `vendor_kernels=True` (the default) runs large float32 convolutions on
+    the CPU with PyTorch's kernel (oneDNN), between compiled segments, as
+    Inductor does; `False` compiles every op with IREE (a saved program
+    needs that)."""
+    compiled = CompiledProgram(
+        program, target, dump_dir, dynamic=dynamic, fallback=fallback, vendor_kernels=vendor_kernels
+    )
     if example_inputs:
         compiled.entry_for(*example_inputs)
     return compiled

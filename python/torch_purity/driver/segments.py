@@ -35,7 +35,7 @@ import operator
 import sys
 import warnings
 import weakref
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -55,6 +55,7 @@ class EagerOp:
     op: str
     source: str | None
     reason: str
+    vendor: bool = False  # run by choice (driver/vendor_kernels.py), not because it cannot be compiled
 
     def describe(self) -> str:
         where = f" at {self.source}" if self.source else ""
@@ -189,7 +190,7 @@ class SegmentedProgram:
         check, an eager op raising) leaves the inputs as they were: the ones
         a step writes are copied first and restored."""
         if self.written_inputs is None:
-            self.written_inputs = _written_placeholders(self.graph, self.placeholders)
+            self.written_inputs = written_placeholders(self.graph, self.placeholders)
         kept = [(tensor, tensor.clone()) for tensor in _sharing_storage(inputs, self.written_inputs)]
         try:
             return self._run(inputs)
@@ -216,7 +217,7 @@ class SegmentedProgram:
         return [rebuild(r) if isinstance(r, fx.Node) else r for r in self.results]
 
 
-def _written_placeholders(graph: fx.GraphModule, placeholders: list[fx.Node]) -> list[int]:
+def written_placeholders(graph: fx.GraphModule, placeholders: list[fx.Node]) -> list[int]:
     """Positions of the placeholders whose storage an op of the graph writes
     (an argument its schema marks written, followed through views to its base,
     views made by eager ops included: a write through an eager `as_strided`
@@ -383,11 +384,13 @@ def segment(
     eager: dict[fx.Node, str],
     example_inputs: Sequence[object],
     compile_step: Callable[[StepGraph], Callable[..., object]],
+    vendor: Collection[fx.Node] = (),
 ) -> SegmentedProgram:
     """Splits `gm` at the `eager` nodes (node -> reason) and compiles each
     compiled step now, on tensors of the traced layouts, so errors surface
-    here (`compile_step(StepGraph)` returns a CompiledProgram of it)."""
-    metadata_mutations = [n for n in gm.graph.nodes if n.op == "call_function" and _changes_metadata(n)]
+    here (`compile_step(StepGraph)` returns a CompiledProgram of it). The
+    `vendor` ones among them run in eager by choice (vendor kernels)."""
+    metadata_mutations = [n for n in gm.graph.nodes if n.op == "call_function" and changes_metadata(n)]
     if metadata_mutations:
         node = metadata_mutations[0]
         raise PurityError(
@@ -425,7 +428,7 @@ def segment(
     for index, group in enumerate(groups):
         if not isinstance(group, list):
             reason = eager.get(group, "an element of an eager op's result")
-            op = EagerOp(op_display_name(group), source_of(group), reason)
+            op = EagerOp(op_display_name(group), source_of(group), reason, vendor=group in vendor)
             if group in eager:
                 eager_ops.append(op)
             steps.append(_EagerStep(group, op))
@@ -496,13 +499,18 @@ def check_runs_in_eager(gm: fx.GraphModule, example_inputs: Sequence[object], fa
         ) from None
 
 
-def _changes_metadata(node: fx.Node) -> bool:
+def changes_metadata(node: fx.Node) -> bool:
     from ..importer.fx_import import is_metadata_mutation
 
     return isinstance(node.target, torch._ops.OpOverload) and is_metadata_mutation(node.target)
 
 
 def warn_eager_ops(eager_ops: Sequence[EagerOp]) -> None:
+    """One EagerFallbackWarning naming the ops that run in eager because
+    they cannot be compiled (vendor kernels are a choice: not named)."""
+    eager_ops = [op for op in eager_ops if not op.vendor]
+    if not eager_ops:
+        return
     listed = "; ".join(op.describe() for op in eager_ops)
     warnings.warn(
         f"Purity runs {len(eager_ops)} op(s) in eager between compiled segments: {listed} "

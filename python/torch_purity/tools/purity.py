@@ -128,7 +128,14 @@ def command_run(args: argparse.Namespace) -> int:
     # The report lists the ops that run in eager, with their reasons.
     warnings.simplefilter("ignore", EagerFallbackWarning)
     eager_program = copy.deepcopy(program) if isinstance(program, torch.nn.Module) else program
-    compiled = purity_compile(program, *inputs, target=args.target, dump_dir=args.dump_ir, fallback=args.fallback)
+    compiled = purity_compile(
+        program,
+        *inputs,
+        target=args.target,
+        dump_dir=args.dump_ir,
+        fallback=args.fallback,
+        vendor_kernels=not args.no_vendor_kernels,
+    )
     entry, leaves = compiled.entry_for(*inputs)
     if args.dump_ir:
         Path(args.dump_ir, "1-mutable-torch.mlir").write_text(entry.mutable_ir)
@@ -202,8 +209,14 @@ def _report_program(entry, segmented) -> None:
 
 def _report_segments(segmented) -> None:
     """Which ops ran in eager and why, and the compiled segments between them."""
-    print(f"ran in eager (ops Purity cannot compile): {len(segmented.eager_ops)}")
-    for op in segmented.eager_ops:
+    vendor = [op for op in segmented.eager_ops if op.vendor]
+    fallback = [op for op in segmented.eager_ops if not op.vendor]
+    if vendor:
+        print(f"ran with PyTorch's kernel (vendor kernels; --no-vendor-kernels compiles them): {len(vendor)}")
+        for op in vendor:
+            print(f"  {op.op}" + (f" at {op.source}" if op.source else ""))
+    print(f"ran in eager (ops Purity cannot compile): {len(fallback)}")
+    for op in fallback:
         print(f"  {op.describe()}")
     for index, step in enumerate(segmented.compiled_steps):
         entry = next(iter(step.program.cache.values()))
@@ -358,6 +371,11 @@ def build_parser() -> argparse.ArgumentParser:
         choices=["eager", "error"],
         default="eager",
         help="ops Purity cannot compile: run them in eager between compiled segments (default) or fail",
+    )
+    run.add_argument(
+        "--no-vendor-kernels",
+        action="store_true",
+        help="compile large float32 convolutions with IREE too (by default they run PyTorch's oneDNN kernel)",
     )
     run.set_defaults(handler=command_run)
     fuzz = commands.add_parser("fuzz", help="differential fuzzing: random aliasing programs, compiled vs eager")
