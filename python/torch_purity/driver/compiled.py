@@ -204,16 +204,20 @@ class CompiledEntry(Executable):
                 return False
         return all(effect.still_as_traced() for effect in self.specialized.effects)
 
-    def call(self, leaves: list[object]):
+    def call(self, leaves: list[object], arguments_need_grad: bool = True):
+        """One call on the leaves `entry_for` found this entry for.
+        `arguments_need_grad=False`: none of them requires grad, or grad
+        mode is off (the call's grad key tells)."""
         if self.captured:
             leaves = [*leaves, *self.captured]
+            arguments_need_grad = arguments_need_grad or any(self.captured_requires_grad)
         if self.backward is not None:
-            run = partial(run_training, self, self.backward)
+            result = run_training(self, self.backward, leaves)
         else:
-            run = self.run
+            result = self.run(leaves, arguments_need_grad)
         if not self.specialized.effects:
-            return run(leaves)
-        result, values = run(leaves)
+            return result
+        result, values = result
         for effect, value in zip(self.specialized.effects, values):
             effect.apply(value)
         return result
@@ -399,7 +403,7 @@ class SegmentedEntry(CompiledEntry):
     def eager_ops(self) -> list[EagerOp]:
         return self.segments.eager_ops
 
-    def run(self, args: Sequence[object]):
+    def run(self, args: Sequence[object], may_need_grad: bool = True):
         return self._rebuild_outputs(self.segments.run([args[i] for i in self.argument_positions]))
 
 
@@ -562,14 +566,6 @@ def _refuse_writes_to_inputs_requiring_grad(convention, tensors: list[torch.Tens
         )
 
 
-def _grad_key(leaves: list[object]) -> tuple[int, ...] | None:
-    """With grad mode on, which leaves require grad (a training entry per
-    set); None under torch.no_grad(), where every entry is an inference one."""
-    if not torch.is_grad_enabled():
-        return None
-    return tuple(i for i, leaf in enumerate(leaves) if isinstance(leaf, torch.Tensor) and leaf.requires_grad)
-
-
 @dataclass(frozen=True)
 class _KeywordCall:
     """The argument structure of a call with keyword arguments (their dict
@@ -695,13 +691,21 @@ class CompiledProgram:
         The cache key is (structure, signature, grad key, slot): int values
         are not in the signature, so entries for other int values of one
         signature take slots 0, 1, ...; each says which values it serves."""
+        entry, leaves, _ = self._entry_and_key(args, kwargs)
+        return entry, leaves
+
+    def _entry_and_key(self, args: tuple, kwargs: dict) -> tuple[CompiledEntry, list[object], tuple]:
         state_names, state = self._state() if self._module is not None else ((), ())
         leaves, structure = flatten_arguments(state, (*args, kwargs) if kwargs else args)
         if self.dim_ranges:
             self._check_dim_ranges(leaves, len(state))
         dynamic_dims = self._dynamic_dims(leaves, len(state)) if self._may_be_dynamic(leaves, len(state)) else None
-        signature = input_signature(leaves, dynamic_dims)
-        key = (_KeywordCall(structure) if kwargs else structure, signature, _grad_key(leaves))
+        # The grad key: with grad mode on, which leaves require grad (a training entry per set);
+        # None under torch.no_grad(), where every entry is an inference one.
+        requiring_grad = [] if torch.is_grad_enabled() else None
+        signature = input_signature(leaves, dynamic_dims, requiring_grad)
+        grad_key = tuple(requiring_grad) if requiring_grad is not None else None
+        key = (_KeywordCall(structure) if kwargs else structure, signature, grad_key)
         found_at, entry = self._lookup(key, leaves)
         if entry is not None and entry.guarded and not entry.still_valid(leaves):
             entry = None  # a captured tensor was rebound, or Python state changed: compile again, in its slot
@@ -719,7 +723,7 @@ class CompiledProgram:
                 # training entry serves this grad mode only: under this call's key.
                 found_at, _ = self._in_slots(key, leaves)
             self.cache[found_at] = entry
-        return entry, leaves
+        return entry, leaves, key
 
     def _check_dim_ranges(self, leaves: list[object], first_argument: int) -> None:
         """A size outside an exported `Dim`'s range fails here, before anything runs."""
@@ -812,8 +816,8 @@ class CompiledProgram:
 
     def __call__(self, *args, **kwargs):
         _refuse_lazy_bits(args, kwargs)
-        entry, leaves = self.entry_for(*args, **kwargs)
-        return entry.call(leaves)
+        entry, leaves, key = self._entry_and_key(args, kwargs)
+        return entry.call(leaves, arguments_need_grad=bool(key[2]))
 
     def last_mutable_ir(self) -> str:
         """The mutable Torch IR of the entry compiled last."""

@@ -69,9 +69,15 @@ _INT = ("int",)
 _CONTIGUOUS = "contiguous"
 
 
-def input_signature(args: Sequence[object], dynamic_dims: dict[int, tuple[int, ...]] | None = None) -> tuple:
+def input_signature(
+    args: Sequence[object],
+    dynamic_dims: dict[int, tuple[int, ...]] | None = None,
+    requiring_grad: list[int] | None = None,
+) -> tuple:
     """What a compiled entry depends on: tensor layouts, storage sharing,
     values other than ints (an int's value is checked by the entry's guard).
+    Where `requiring_grad` is given, the positions of the tensors that
+    require grad are appended to it (the same walk serves the grad key).
 
     Runs on every call, so it reads only cheap attributes (under 1 µs per
     tensor; `benchmarks/guard_cost.py`). Sizes along `dynamic_dims` (leaf
@@ -88,6 +94,8 @@ def input_signature(args: Sequence[object], dynamic_dims: dict[int, tuple[int, .
             # The same object twice differs from two views of one storage: a
             # metadata mutation of one is then seen through the other.
             same_object_as = objects.setdefault(id(arg), position)
+            if requiring_grad is not None and arg.requires_grad:
+                requiring_grad.append(position)
             if dynamic_dims and position in dynamic_dims:
                 dims = dynamic_dims[position]
                 shape = tuple(-1 if d in dims else size for d, size in enumerate(arg.shape))
@@ -236,10 +244,16 @@ class Executable:
     _copied_back: dict[tuple[int, ...], list[tuple[int, int]]] = field(default_factory=dict)
     # The index checks' flag buffer and its IREE import, reused by every call.
     _flags: tuple[torch.Tensor, object] | None = None
+    # The inputs' device, kept where it is fixed (devices_fixed).
+    _device: torch.device | None = None
 
-    def run(self, args: Sequence[object]):
+    def run(self, args: Sequence[object], may_need_grad: bool = True):
+        """One call on the flat arguments. `may_need_grad=False`: the caller
+        knows no input requires grad (or grad mode is off)."""
         tensors = self._arguments(args)
-        needing_grad = _inputs_needing_grad(tensors, self.convention) if torch.is_grad_enabled() else ()
+        needing_grad = (
+            _inputs_needing_grad(tensors, self.convention) if may_need_grad and torch.is_grad_enabled() else ()
+        )
         _, outputs = self.execute(tensors)
         if needing_grad and not self.outputs_without_grad:
             outputs = _without_backward(outputs, self.convention, needing_grad)
@@ -269,6 +283,8 @@ class Executable:
         if convention.index_checks is not None:
             _raise_on_failed_check(results[convention.index_checks[0]], convention.index_checks[1])
         self._apply_effects(tensors, results, imported)
+        if self._outputs_are_results:
+            return results, [results[r] for r in convention.output_results]
         outputs = []
         symbolic_views = None
         if self.symbolic_shapes is not None and self.symbolic_shapes.views:
@@ -316,6 +332,8 @@ class Executable:
         """The compiled function's inputs: the tensor arguments, the
         synthetic bases of those sharing storage, and the seed of its random
         ops where it has any."""
+        if not self.convention.synthetic_bases and self.convention.rng_seed_input is None:
+            return [args[i] for i in self.argument_positions]
         tensors = synthetic_base_arguments(self.convention, [args[i] for i in self.argument_positions])
         if self.convention.rng_seed_input is not None:
             tensors.append(_draw_seed(_device_of(tensors, self.module.device_type)))
@@ -356,7 +374,7 @@ class Executable:
         if self.zero_copy_inputs is None:
             self.zero_copy_inputs = self._zero_copy_candidates(tensors)
         module, convention = self.module, self.convention
-        device = _device_of(tensors, module.device_type)
+        device = self._device or self._device_for(tensors)
         zero_copy, imports = self.zero_copy_inputs, self.imports
         arguments, imported, passed = [], [], []
         for index, tensor in enumerate(tensors):
@@ -397,7 +415,7 @@ class Executable:
             storage = fresh_tensor(shape, dtype, device)
             arguments.append(module.import_tensor(storage))
             results[result] = storage
-        if device.type == "cuda":
+        if self._on_cuda:
             torch.cuda.current_stream(device).synchronize()
         try:
             module.invoke(arguments, len(convention.result_dtypes))
@@ -414,6 +432,24 @@ class Executable:
             self.hand_over = "in place"
             self.zero_copy_inputs = None  # tied inputs join from the next call
         return results, imported
+
+    def _device_for(self, tensors: list[torch.Tensor]) -> torch.device:
+        device = _device_of(tensors, self.module.device_type)
+        if self.devices_fixed:
+            self._device = device
+        return device
+
+    @cached_property
+    def _on_cuda(self) -> bool:
+        return self.module.device_type == "cuda"
+
+    @cached_property
+    def _outputs_are_results(self) -> bool:
+        """Whether every output is a result's own storage (no view of an
+        input or of another result): the common case, built without a loop."""
+        convention = self.convention
+        views = self.symbolic_shapes is not None and self.symbolic_shapes.views
+        return not (views or convention.output_views or convention.output_bases)
 
     @cached_property
     def _tied_results(self) -> list[tuple[int, int]]:
