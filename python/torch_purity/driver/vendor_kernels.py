@@ -37,8 +37,8 @@ from ..iree.targets import get_target
 from .segments import changes_metadata, written_placeholders
 
 # Below this many floating-point operations a convolution stays in IREE's
-# code: at 2-4 MFLOP IREE's convolution and oneDNN's plus a segment
-# boundary cost about the same on the measuring machine (docs/architecture.md).
+# code: measured on Conv2d(C, C, 3) + ReLU (docs/architecture.md), the split
+# cost 8% more at 1.2 MFLOP and 10% less at 4.7 MFLOP.
 MIN_FLOPS = 4_000_000
 # A split program copies the inputs it writes on every call.
 MAX_WRITTEN_BYTES = 64 * 1024
