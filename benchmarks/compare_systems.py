@@ -486,8 +486,8 @@ def written_inputs_copied(programs: list[CompiledProgram]) -> list[str]:
     for program in programs:
         for entry in program.cache.values():
             for executable, part in ((entry, "forward"), (getattr(entry, "backward", None), "backward")):
-                if executable is None or not hasattr(executable, "convention"):
-                    continue
+                if executable is None or getattr(executable, "convention", None) is None:
+                    continue  # (a split program's entry: its compiled steps are programs of their own here)
                 written = {i for _, i in executable.convention.written_inputs}
                 if executable.hand_over == "host copies" and written:
                     problems.append(f"{part}: every input through host copies")
@@ -509,7 +509,8 @@ def purity_stage_seconds(programs: list[CompiledProgram]) -> dict[str, float]:
     for program in programs:
         for entry in program.cache.values():
             for stage, value in getattr(entry, "seconds", {}).items():
-                seconds[stage] = seconds.get(stage, 0.0) + value
+                if stage != "segments":  # a split program's steps: their own stages count them
+                    seconds[stage] = seconds.get(stage, 0.0) + value
     return seconds
 
 

@@ -17,19 +17,14 @@ from torch_purity.driver.vendor_kernels import MAX_WRITTEN_BYTES, MIN_FLOPS
 from torch_purity.dynamo_backend import purity_backend
 
 
-class ConvBlock(torch.nn.Module):
-    def __init__(self, channels: int) -> None:
-        super().__init__()
-        self.conv = torch.nn.Conv2d(channels, channels, 3, padding=1)
-        self.bn = torch.nn.BatchNorm2d(channels)
-
-    def forward(self, x):
-        return torch.relu(self.bn(self.conv(x)))
-
-
 def _block_and_input(batch: int = 4, channels: int = 16, size: int = 32):
+    """A Conv2d + BatchNorm2d (training mode: it writes its running
+    statistics) + ReLU block and its input."""
     torch.manual_seed(0)
-    return ConvBlock(channels).train(), torch.randn(batch, channels, size, size)
+    block = torch.nn.Sequential(
+        torch.nn.Conv2d(channels, channels, 3, padding=1), torch.nn.BatchNorm2d(channels), torch.nn.ReLU()
+    )
+    return block.train(), torch.randn(batch, channels, size, size)
 
 
 def _flops(batch: int, channels: int, size: int) -> int:
