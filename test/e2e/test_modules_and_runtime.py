@@ -237,6 +237,25 @@ def test_pointwise_updates_and_reads_use_the_callers_memory():
     assert entry.hand_over == "in place"
 
 
+def test_linear_weights_read_through_a_transpose_use_the_callers_memory():
+    """A Linear reads its weight through `linalg.transpose`, a named op
+    without `operandSegmentSizes`: the weight is still only read
+    (purity.unwritten), so IREE gets the caller's memory, not a copy per call."""
+    torch.manual_seed(0)
+    linear = torch.nn.Linear(16, 8)
+    x = torch.randn(4, 16)
+    compiled = torch_purity.compile(linear)
+    with torch.no_grad():
+        for _ in range(2):
+            out = compiled(x)
+            assert torch.allclose(out, linear(x), atol=1e-5)
+        entry, leaves = compiled.entry_for(x)
+    names = entry.input_names
+    weight = names.index("param:weight")
+    assert weight in entry.convention.unwritten_inputs
+    assert _iree_argument_addresses(entry)[weight] == linear.weight.data_ptr()
+
+
 def test_written_input_that_is_also_read_later_is_copied_back():
     """`old = x * 2` before `x.add_(1)` would read the tied buffer after its
     write: no tie, the final value is copied back, the result is eager's."""

@@ -88,3 +88,26 @@ func.func @through_barrier(%read: tensor<4xf32>, %init: tensor<4xf32>) -> tensor
   } -> tensor<4xf32>
   return %copy : tensor<4xf32>
 }
+
+// -----
+
+// Named ops with one init and no operandSegmentSizes (a Linear's weight is
+// read through linalg.transpose): their input is only read, their init may
+// be updated in place.
+// CHECK-LABEL: func.func @transpose_and_broadcast(
+// CHECK-SAME: %{{.*}}: tensor<2x3xf32> {purity.unwritten}, %{{.*}}: tensor<3x2xf32>, %{{.*}}: tensor<3xf32> {purity.unwritten}, %{{.*}}: tensor<2x3xf32>)
+func.func @transpose_and_broadcast(%weight: tensor<2x3xf32>, %init: tensor<3x2xf32>, %bias: tensor<3xf32>, %out: tensor<2x3xf32>) -> (tensor<3x2xf32>, tensor<2x3xf32>) {
+  %transposed = linalg.transpose ins(%weight : tensor<2x3xf32>) outs(%init : tensor<3x2xf32>) permutation = [1, 0]
+  %broadcast = linalg.broadcast ins(%bias : tensor<3xf32>) outs(%out : tensor<2x3xf32>) dimensions = [0]
+  return %transposed, %broadcast : tensor<3x2xf32>, tensor<2x3xf32>
+}
+
+// -----
+
+// linalg.map: every operand but the last (its init) is an input.
+// CHECK-LABEL: func.func @map(
+// CHECK-SAME: %{{.*}}: tensor<4xf32> {purity.unwritten}, %{{.*}}: tensor<4xf32> {purity.unwritten}, %{{.*}}: tensor<4xf32>)
+func.func @map(%a: tensor<4xf32>, %b: tensor<4xf32>, %init: tensor<4xf32>) -> tensor<4xf32> {
+  %sum = linalg.map { arith.addf } ins(%a, %b : tensor<4xf32>, tensor<4xf32>) outs(%init : tensor<4xf32>)
+  return %sum : tensor<4xf32>
+}

@@ -46,6 +46,10 @@ _READ_OPERANDS = {("tensor.extract", 0), ("tensor.dim", 0), ("tensor.insert_slic
 _READ_ANY_OPERAND = ("tensor.concat",)
 # Destination-passing ops: `ins` segment first, then `outs`.
 _DPS_PREFIXES = ("linalg.", "tm_tensor.")
+# Destination-passing ops with one init, their last operand, and no
+# `operandSegmentSizes` to read it from. A Linear's weight is read through
+# `linalg.transpose`: without this it crossed as a copy on every call.
+_SINGLE_INIT_OPS = ("linalg.transpose", "linalg.broadcast", "linalg.map")
 
 
 @dataclass(frozen=True)
@@ -80,6 +84,8 @@ def _only_read(value) -> bool:
 
 
 def _is_dps_input(op, operand_number: int) -> bool:
+    if op.name in _SINGLE_INIT_OPS:
+        return operand_number < len(op.operands) - 1
     if "operandSegmentSizes" not in op.attributes:
         return False
     segments = list(DenseI32ArrayAttr(op.attributes["operandSegmentSizes"]))
