@@ -51,13 +51,15 @@ def purity_backend(
     if unknown:
         known = "; ".join(f"{key}: {meaning}" for key, meaning in OPTIONS.items())
         raise PurityError("compile", f"unknown option(s) {', '.join(unknown)} for backend 'purity' (known: {known})")
+    if not isinstance(options.get("vendor_kernels", True), bool):
+        raise PurityError("compile", f"option vendor_kernels={options['vendor_kernels']!r}: expected True or False")
     compiled = CompiledProgram(
         graph_module.forward,
         target=options.get("target", target),
         dump_dir=options.get("dump_dir"),
         dynamic_dims=symbolic_dims(graph_module),
         fallback=options.get("fallback", "eager"),
-        vendor_kernels=bool(options.get("vendor_kernels", True)),
+        vendor_kernels=options.get("vendor_kernels", True),
     )
 
     def run(*args):

@@ -134,3 +134,9 @@ def test_torch_compile_option(options, vendor_ops):
     with torch.no_grad():
         torch.testing.assert_close(run(x), eager_block(x), atol=1e-5, rtol=1e-5)
         assert _vendor_ops(run.purity_compiled, x) == vendor_ops
+
+
+def test_torch_compile_option_that_is_not_a_bool_is_refused():
+    block, x = _block_and_input()
+    with pytest.raises(PurityError, match=r"vendor_kernels='no': expected True or False"):
+        purity_backend(torch.fx.symbolic_trace(block), [x], options={"vendor_kernels": "no"})

@@ -81,6 +81,23 @@ def test_purity_run_bad_file_exits_1_without_traceback(tmp_path):
     assert result.returncode == 1 and "no such file" in result.stderr
 
 
+def test_purity_run_lists_vendor_kernels_apart_and_no_vendor_kernels_compiles_them(tmp_path):
+    program = tmp_path / "conv.py"
+    program.write_text(
+        "import torch\n"
+        "program = torch.nn.Sequential(torch.nn.Conv2d(16, 16, 3, padding=1), torch.nn.ReLU()).requires_grad_(False)\n"
+        "def example_inputs():\n    return (torch.randn(4, 16, 32, 32),)\n"
+    )
+    result = run_tool("purity", "run", str(program))
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "ran with PyTorch's kernel (vendor kernels; --no-vendor-kernels compiles them): 1" in result.stdout
+    assert "aten.convolution.default" in result.stdout
+    assert "ran in eager (ops Purity cannot compile): 0" in result.stdout
+    result = run_tool("purity", "run", "--no-vendor-kernels", str(program))
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "vendor kernels" not in result.stdout and "mutations found: 0" in result.stdout
+
+
 def test_purity_run_reports_writes_of_captured_state_by_name(tmp_path):
     program = tmp_path / "captured.py"
     program.write_text(
