@@ -81,6 +81,13 @@ def test_purity_run_bad_file_exits_1_without_traceback(tmp_path):
     assert result.returncode == 1 and "no such file" in result.stderr
 
 
+def _purity_run(program: Path, *flags: str) -> str:
+    """`purity run` on a program file: its report, after asserting it exited 0."""
+    result = run_tool("purity", "run", *flags, str(program))
+    assert result.returncode == 0, result.stdout + result.stderr
+    return result.stdout
+
+
 def test_purity_run_lists_vendor_kernels_apart_and_no_vendor_kernels_compiles_them(tmp_path):
     program = tmp_path / "conv.py"
     program.write_text(
@@ -88,14 +95,12 @@ def test_purity_run_lists_vendor_kernels_apart_and_no_vendor_kernels_compiles_th
         "program = torch.nn.Sequential(torch.nn.Conv2d(16, 16, 3, padding=1), torch.nn.ReLU()).requires_grad_(False)\n"
         "def example_inputs():\n    return (torch.randn(4, 16, 32, 32),)\n"
     )
-    result = run_tool("purity", "run", str(program))
-    assert result.returncode == 0, result.stdout + result.stderr
-    assert "ran with PyTorch's kernel (vendor kernels; --no-vendor-kernels compiles them): 1" in result.stdout
-    assert "aten.convolution.default" in result.stdout
-    assert "ran in eager (ops Purity cannot compile): 0" in result.stdout
-    result = run_tool("purity", "run", "--no-vendor-kernels", str(program))
-    assert result.returncode == 0, result.stdout + result.stderr
-    assert "vendor kernels" not in result.stdout and "mutations found: 0" in result.stdout
+    report = _purity_run(program)
+    assert "ran with PyTorch's kernel (vendor kernels; --no-vendor-kernels compiles them): 1" in report
+    assert "aten.convolution.default" in report
+    assert "ran in eager (ops Purity cannot compile): 0" in report
+    report = _purity_run(program, "--no-vendor-kernels")
+    assert "vendor kernels" not in report and "mutations found: 0" in report
 
 
 def test_purity_run_reports_writes_of_captured_state_by_name(tmp_path):
@@ -105,12 +110,11 @@ def test_purity_run_reports_writes_of_captured_state_by_name(tmp_path):
         "def program(x, position: int):\n    cache[position].copy_(x)\n    return cache.sum(0)\n"
         "def example_inputs():\n    return torch.randn(4), 2\n"
     )
-    result = run_tool("purity", "run", str(program))
-    assert result.returncode == 0, result.stdout + result.stderr
-    assert "write of captured:cache through aten.select.int(0, input:1)" in result.stdout
-    assert "runtime values (ints, dynamic dims) guarded by: 0 <= i0 and i0 <= 7" in result.stdout
-    assert "input:1 as an i64 value" in result.stdout
-    assert "captured state" in result.stdout and "match" in result.stdout
+    report = _purity_run(program)
+    assert "write of captured:cache through aten.select.int(0, input:1)" in report
+    assert "runtime values (ints, dynamic dims) guarded by: 0 <= i0 and i0 <= 7" in report
+    assert "input:1 as an i64 value" in report
+    assert "captured state" in report and "match" in report
 
 
 def test_unsupported_op_error_names_op_and_line():
