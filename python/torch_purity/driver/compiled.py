@@ -36,7 +36,14 @@ from ..importer.control_flow import operator_subgraph_nodes
 from ..importer.fx_import import drop_unused_inputs, uncompilable_nodes
 from ..importer.locations import op_display_name
 from ..importer.symbolic import SymbolicInputs
-from ..iree.module import IreeCompileError, LoadedModule, compile_linalg, failing_aten_op, iree_compile_command
+from ..iree.module import (
+    IreeCompileError,
+    LoadedModule,
+    compile_linalg,
+    failing_aten_op,
+    iree_compile_command,
+    program_flags,
+)
 from ..iree.runtime import (
     Executable,
     ObjectTemplate,
@@ -174,6 +181,8 @@ class CompiledEntry(Executable):
     # and whether each captured tensor required grad when it was traced.
     backward: Executable | None = None
     captured_requires_grad: tuple[bool, ...] = ()
+    # iree-compile's flags for this entry's module (module.program_flags).
+    iree_flags: tuple[str, ...] = ()
     # The leaves whose values the cache key leaves out (ints, tensors with
     # dynamic dims) and what this entry holds for: runtime values within the
     # trace's guards, or, where they were specialized, the traced values.
@@ -332,7 +341,7 @@ def build_entry(
             vmfb = compile_linalg(lowered.iree_input, target)
         except IreeCompileError as error:
             path = write_failing_ir(lowered.iree_input, "iree-compile", dump_dir)
-            reproduce = f"  reproduce with: {iree_compile_command(str(path), target)}"
+            reproduce = f"  reproduce with: {iree_compile_command(str(path), target, lowered.iree_input)}"
             died = re.search(r"Error code: (-\d+)", str(error))
             if died:  # iree-compile was killed by a signal: a compiler bug, never "unsupported"
                 raise PurityCompilerCrash(
@@ -379,6 +388,7 @@ def build_entry(
         input_names=[d.name for d in inputs],
         backward=backward,
         captured_requires_grad=tuple(t.requires_grad for t in captured),
+        iree_flags=tuple(program_flags(lowered.iree_input, target)),
         guarded_leaves=guarded_leaves,
         symbol_guard=symbolic.guard()
         if symbolic is not None

@@ -15,6 +15,7 @@ import torch
 from torch.utils.dlpack import to_dlpack
 
 from ..errors import PurityError
+from .data_tiling import data_tiling_flags
 from .targets import get_target
 
 
@@ -22,11 +23,18 @@ class IreeCompileError(Exception):
     pass
 
 
+def program_flags(text: str, target: str) -> list[str]:
+    """iree-compile's flags for this program: its target's, and data tiling
+    where it is estimated to win (data_tiling.py)."""
+    spec = get_target(target)
+    return [*spec.compile_flags, *data_tiling_flags(text, spec.device_type)]
+
+
 def compile_linalg(text: str, target: str, extra_flags: tuple[str, ...] = ()) -> bytes:
     """A VM flatbuffer for `target` from linalg-on-tensors text."""
     import iree.compiler as iree_compiler
 
-    flags = [*get_target(target).compile_flags, *extra_flags]
+    flags = [*program_flags(text, target), *extra_flags]
     try:
         return iree_compiler.compile_str(text, input_type="auto", extra_args=flags)
     except iree_compiler.CompilerToolError as error:
@@ -56,8 +64,9 @@ def failing_aten_op(text: str, target: str) -> str | None:
     return None
 
 
-def iree_compile_command(ir_path: str, target: str) -> str:
-    return " ".join(["iree-compile", ir_path, *get_target(target).compile_flags, "-o", "module.vmfb"])
+def iree_compile_command(ir_path: str, target: str, text: str) -> str:
+    """The command that compiles the program `text` (written to `ir_path`) as Purity did."""
+    return " ".join(["iree-compile", ir_path, *program_flags(text, target), "-o", "module.vmfb"])
 
 
 @dataclass(frozen=True)

@@ -55,7 +55,12 @@ class Target:
         KV-cache write costs ~11 µs on local-sync, 45-80 µs through the pool.
         Retried on 2026-12-04 with SGD alone (median of 40 calls): 6.26 ms
         through the pool against 2.85 ms on local-sync, 6.6 ms with
-        `--task_worker_spin_us=200`, 6.1 ms with `--task_topology_group_count=2`."""
+        `--task_worker_spin_us=200`, 6.1 ms with `--task_topology_group_count=2`.
+        Measured again on 2026-12-05 (60 shuffled rounds), the pool's loss
+        comes from IREE-WORKAROUND(stream-program-order): SGD took 5361 µs
+        through the pool with `--iree-stream-partitioning-favor=debug`, 2494
+        µs without it, 2453 µs on local-sync; a 512×512 product gained
+        nothing either (5822 against 5932 µs)."""
         forced = os.environ.get("PURITY_IREE_CPU_DRIVER") if self.device_type == "cpu" else None
         return forced or self.driver
 
