@@ -48,6 +48,7 @@ from ..iree.runtime import (
     Executable,
     ObjectTemplate,
     OutputNumber,
+    SignatureRepeat,
     flatten_arguments,
     input_signature,
     unflatten_arguments,
@@ -587,6 +588,19 @@ class _KeywordCall:
 FALLBACKS = ("eager", "error")
 
 
+@dataclass
+class _LastCall:
+    """The last call whose entry was found in the cache, for the next call's
+    `CompiledProgram._repeated_call`. A compile forgets it (entries moved)."""
+
+    repeat: SignatureRepeat
+    structure: object
+    keywords: bool
+    key: tuple
+    entry: CompiledEntry
+    grad_enabled: bool = field(default_factory=torch.is_grad_enabled)
+
+
 class CompiledProgram:
     """What `torch_purity.compile` returns: call it like the eager program."""
 
@@ -631,6 +645,7 @@ class CompiledProgram:
         self.target = target
         self.dump_dir = dump_dir
         self.cache: dict[tuple, CompiledEntry] = {}
+        self._last_call: _LastCall | None = None
         self._module = program if isinstance(program, torch.nn.Module) else None
         self.dynamic = dynamic
         self.declared_dynamic_dims = dict(dynamic_dims or {})
@@ -709,7 +724,11 @@ class CompiledProgram:
         leaves, structure = flatten_arguments(state, (*args, kwargs) if kwargs else args)
         if self.dim_ranges:
             self._check_dim_ranges(leaves, len(state))
-        dynamic_dims = self._dynamic_dims(leaves, len(state)) if self._may_be_dynamic(leaves, len(state)) else None
+        may_be_dynamic = self._may_be_dynamic(leaves, len(state))
+        repeated = self._repeated_call(leaves, structure, kwargs) if not may_be_dynamic else None
+        if repeated is not None:
+            return repeated
+        dynamic_dims = self._dynamic_dims(leaves, len(state)) if may_be_dynamic else None
         # The grad key: with grad mode on, which leaves require grad (a training entry per set);
         # None under torch.no_grad(), where every entry is an inference one.
         requiring_grad = [] if torch.is_grad_enabled() else None
@@ -733,7 +752,29 @@ class CompiledProgram:
                 # training entry serves this grad mode only: under this call's key.
                 found_at, _ = self._in_slots(key, leaves)
             self.cache[found_at] = entry
+            self._last_call = None
+        elif not may_be_dynamic:
+            repeat = SignatureRepeat.of(leaves)
+            self._last_call = None if repeat is None else _LastCall(repeat, structure, bool(kwargs), key, entry)
         return entry, leaves, key
+
+    def _repeated_call(self, leaves: list[object], structure: object, kwargs: dict):
+        """The last call's entry and key where this call repeats its
+        signature (SignatureRepeat) and the entry serves it: what the cache
+        lookup would find, without building and hashing the key."""
+        last = self._last_call
+        if (
+            last is None
+            or last.grad_enabled != torch.is_grad_enabled()
+            or last.keywords != bool(kwargs)
+            or last.structure != structure
+            or not last.repeat.holds(leaves)
+        ):
+            return None
+        entry = last.entry
+        if not entry.serves(leaves) or (entry.guarded and not entry.still_valid(leaves)):
+            return None
+        return entry, leaves, last.key
 
     def _check_dim_ranges(self, leaves: list[object], first_argument: int) -> None:
         """A size outside an exported `Dim`'s range fails here, before anything runs."""

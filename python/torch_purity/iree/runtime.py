@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import copy
 import ctypes
+import operator
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -102,15 +103,132 @@ def input_signature(
                 append((shape, arg.dtype, _CONTIGUOUS, 0, arg.device, group, same_object_as))
                 continue
             append((arg.shape, arg.dtype, arg.stride(), arg.storage_offset(), arg.device, group, same_object_as))
-        elif type(arg) is int:
-            append(_INT)  # its value is the entry's guard's business (runtime ints)
         else:
-            try:
-                hash(arg)
-                append(("value", type(arg), arg))
-            except TypeError:
-                append(("value", type(arg), repr(arg)))
+            append(_value_key(arg))
     return tuple(key)
+
+
+def _value_key(arg: object) -> object:
+    """What the signature holds of a leaf that is not a tensor."""
+    if type(arg) is int:
+        return _INT  # its value is the entry's guard's business (runtime ints)
+    try:
+        hash(arg)
+        return ("value", type(arg), arg)
+    except TypeError:
+        return ("value", type(arg), repr(arg))
+
+
+# Dynamo's C++ check of tensor metadata (dtype, device, requires_grad,
+# dispatch keys, sizes, strides): about 50 ns per tensor against the ~0.9 µs
+# of `input_signature`'s walk. A private API of torch: without it, every
+# call takes the walk (`SignatureRepeat.of` returns None).
+try:
+    from torch._C._dynamo.guards import TensorGuards as _TensorGuards
+except ImportError:  # pragma: no cover - torch builds without Dynamo
+    _TensorGuards = None
+
+_data_pointer = torch.Tensor.data_ptr
+_storage_offset = torch.Tensor.storage_offset
+
+
+class SignatureRepeat:
+    """Whether a call's leaves have the `input_signature` of the call this
+    was made from, checked mostly in C instead of walking them in Python.
+    Every part of the signature is checked again: the values that are not
+    tensors (as the signature holds them); Dynamo's C++ tensor check
+    (dtype, device, requires_grad, dispatch keys, sizes, strides); the
+    storage offsets; which leaves are the same object and which share a
+    storage. Where the earlier call's tensors were distinct objects in
+    distinct storages, each starting its storage (an optimizer's
+    parameters, gradients and buffers), the last two are distinct data
+    pointers; otherwise the same grouping of ids and storages. So a tensor
+    resized, restrided or rebound to other memory (`set_`, `.data =`) fails
+    it where its signature changed, and new tensors with the signature of
+    the old (fresh gradients each step) pass it. For SGD's 150 tensors:
+    about 50 µs against 145 µs for the walk and the key's lookup (median
+    of 1000; benchmarks/guard_cost.py). Not for signatures with dynamic
+    dims (their sizes are not in the signature)."""
+
+    MIN_TENSORS = 8  # below this the walk costs about as much
+
+    __slots__ = (
+        "count",
+        "picks",
+        "value_positions",
+        "values",
+        "guards",
+        "firsts",
+        "offsets",
+        "objects",
+        "storages",
+        "plain",
+    )
+
+    @classmethod
+    def of(cls, leaves: Sequence[object]) -> SignatureRepeat | None:
+        """The check for calls repeating these leaves' signature; None where
+        it would not pay (few tensors) or Dynamo's check is missing."""
+        tensor_positions = [i for i, leaf in enumerate(leaves) if isinstance(leaf, torch.Tensor)]
+        if _TensorGuards is None or len(tensor_positions) < cls.MIN_TENSORS:
+            return None
+        repeat = cls()
+        tensors = [leaves[i] for i in tensor_positions]
+        repeat.count = len(leaves)
+        repeat.picks = operator.itemgetter(*tensor_positions)
+        is_tensor = set(tensor_positions)
+        repeat.value_positions = [i for i in range(len(leaves)) if i not in is_tensor]
+        repeat.values = [_value_key(leaves[i]) for i in repeat.value_positions]
+        repeat.objects = _object_groups(tensors)
+        # Dynamo's check refuses an object passed twice: it checks each
+        # object once, the object groups say where it comes again.
+        firsts = [k for k, first in enumerate(repeat.objects) if k == first]
+        repeat.firsts = None if len(firsts) == len(tensors) else (lambda ts: [ts[k] for k in firsts])
+        distinct = [tensors[k] for k in firsts]
+        repeat.guards = _TensorGuards(
+            *distinct,
+            dynamic_dims_sizes=[list(t.shape) for t in distinct],
+            dynamic_dims_strides=[list(t.stride()) for t in distinct],
+        )
+        repeat.offsets = list(map(_storage_offset, tensors))
+        repeat.storages = _storage_groups(tensors)
+        everything_apart = list(range(len(tensors)))
+        repeat.plain = (
+            repeat.objects == everything_apart and repeat.storages == everything_apart and not any(repeat.offsets)
+        )
+        return repeat
+
+    def holds(self, leaves: Sequence[object]) -> bool:
+        if len(leaves) != self.count:
+            return False
+        if self.values and [_value_key(leaves[i]) for i in self.value_positions] != self.values:
+            return False
+        tensors = self.picks(leaves)
+        if self.firsts is None:
+            checked = tensors
+        elif _object_groups(tensors) == self.objects:  # then a leaf that is no tensor is a first one
+            checked = self.firsts(tensors)
+        else:
+            return False
+        if not self.guards.check(*checked) or list(map(_storage_offset, tensors)) != self.offsets:
+            return False
+        if self.plain:
+            # Offsets 0: a data pointer is its storage's, so distinct pointers
+            # are distinct storages (and distinct objects).
+            return len(set(map(_data_pointer, tensors))) == len(tensors)
+        return _object_groups(tensors) == self.objects and _storage_groups(tensors) == self.storages
+
+
+def _object_groups(tensors: Sequence[torch.Tensor]) -> list[int]:
+    """Per tensor, the first position holding the same object."""
+    first: dict[int, int] = {}
+    return [first.setdefault(id(t), position) for position, t in enumerate(tensors)]
+
+
+def _storage_groups(tensors: Sequence[torch.Tensor]) -> list[int]:
+    """Per tensor, its storage's number in order of appearance (-1: empty), as `input_signature` numbers them."""
+    numbers: dict[int, int] = {}
+    return [numbers.setdefault(t.untyped_storage().data_ptr(), len(numbers)) if t.numel() else -1 for t in tensors]
 
 
 def flatten_arguments(state: Sequence[object], args: Sequence[object]) -> tuple[list[object], object]:
@@ -239,9 +357,10 @@ class Executable:
     # Shapes of results that depend on runtime ints or dynamic dims, per call.
     symbolic_shapes: SymbolicShapes | None = None
     on_target: bool | None = None
-    # (result, input) of the written inputs to copy back, per set of inputs
-    # that crossed as the caller's memory (a call or two find every set).
-    _copied_back: dict[tuple[int, ...], list[tuple[int, int]]] = field(default_factory=dict)
+    # Per set of inputs that crossed as the caller's memory (a call or two
+    # find every set): (result, input) of the written inputs to copy back,
+    # and the inputs IREE wrote in place through their tie.
+    _effects: dict[tuple[int, ...], tuple[list[tuple[int, int]], list[int]]] = field(default_factory=dict)
     # The index checks' flag buffer and its IREE import, reused by every call.
     _flags: tuple[torch.Tensor, object] | None = None
     # The inputs' device, kept where it is fixed (devices_fixed).
@@ -310,17 +429,19 @@ class Executable:
         """The call's effects on the caller's tensors: written inputs IREE did
         not write in place are copied back, metadata mutations applied."""
         convention = self.convention
-        copied_back = self._copied_back.get(tuple(imported))
-        if copied_back is None:
+        effects = self._effects.get(tuple(imported))
+        if effects is None:
             in_place = convention.tied_inputs.intersection(imported)
             copied_back = [(r, i) for r, i in convention.written_inputs if i not in in_place]
-            self._copied_back[tuple(imported)] = copied_back
-        for _, input_index in self._tied_results:
-            if input_index in imported:
-                # IREE wrote the caller's memory directly: bump its version as
-                # torch's own in-place ops do, so autograd still refuses a
-                # backward through a saved tensor written since (as eager).
-                torch.autograd.graph.increment_version(tensors[input_index])
+            written_in_place = [i for _, i in self._tied_results if i in in_place]
+            effects = self._effects[tuple(imported)] = (copied_back, written_in_place)
+        copied_back, written_in_place = effects
+        if written_in_place:
+            # IREE wrote the caller's memory directly: bump its version as
+            # torch's own in-place ops do, so autograd still refuses a
+            # backward through a saved tensor written since (as eager). One
+            # call for all of them (an optimizer step writes hundreds).
+            torch.autograd.graph.increment_version([tensors[i] for i in written_in_place])
         if copied_back or convention.metadata_mutations:
             with torch.no_grad():
                 for result_index, input_index in copied_back:
