@@ -204,19 +204,18 @@ class SignatureRepeat:
         if self.values and [_value_key(leaves[i]) for i in self.value_positions] != self.values:
             return False
         tensors = self.picks(leaves)
-        if self.firsts is None:
-            checked = tensors
-        elif _object_groups(tensors) == self.objects:  # then a leaf that is no tensor is a first one
-            checked = self.firsts(tensors)
-        else:
+        # Objects first: where they match, a leaf that is no tensor sits at
+        # a first position and fails Dynamo's check.
+        if not self.plain and _object_groups(tensors) != self.objects:
             return False
+        checked = tensors if self.firsts is None else self.firsts(tensors)
         if not self.guards.check(*checked) or list(map(_storage_offset, tensors)) != self.offsets:
             return False
         if self.plain:
             # Offsets 0: a data pointer is its storage's, so distinct pointers
             # are distinct storages (and distinct objects).
             return len(set(map(_data_pointer, tensors))) == len(tensors)
-        return _object_groups(tensors) == self.objects and _storage_groups(tensors) == self.storages
+        return _storage_groups(tensors) == self.storages
 
 
 def _object_groups(tensors: Sequence[torch.Tensor]) -> list[int]:
