@@ -169,6 +169,8 @@ class SignatureRepeat:
     def of(cls, leaves: Sequence[object]) -> SignatureRepeat | None:
         """The check for calls repeating these leaves' signature; None where
         it would not pay (few tensors) or Dynamo's check is missing."""
+        if len(leaves) < cls.MIN_TENSORS:  # (on every small call's path: before any walk)
+            return None
         tensor_positions = [i for i, leaf in enumerate(leaves) if isinstance(leaf, torch.Tensor)]
         if _TensorGuards is None or len(tensor_positions) < cls.MIN_TENSORS:
             return None
