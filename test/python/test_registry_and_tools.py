@@ -103,6 +103,25 @@ def test_purity_run_lists_vendor_kernels_apart_and_no_vendor_kernels_compiles_th
     assert "vendor kernels" not in report and "mutations found: 0" in report
 
 
+def test_purity_run_report_agrees_on_inputs_copied_back():
+    """The bundled example's 0-d step counter is written by a result IREE
+    returns, then copied into the caller's tensor: the hand-over line must say
+    so where the mutation lines say "copied back" (it said "only read"), and
+    the reason is the 0-d rule, not a read IREE could not order."""
+    report = _purity_run(Path(__file__).parents[2] / "examples" / "kv_cache_update.py")
+    copied_back = {
+        line.split(": ", 2)[1].split(" of ", 1)[1].split(" ", 1)[0].rstrip(";")
+        for line in report.splitlines()
+        if "copied back" in line and " of input:" in line
+    }
+    assert copied_back == {"input:4"}, report
+    assert "write of input:4; copied back: a 0-d input's final value comes back in a buffer of its own" in report
+    hand_over = next(line for line in report.splitlines() if line.startswith("inputs to IREE"))
+    assert "input:4 as its own memory, read; its new value copied into it after the call" in hand_over
+    assert "input:0 as its own memory, written in place" in hand_over
+    assert "input:4 as its own memory, only read" not in hand_over
+
+
 def test_purity_run_reports_writes_of_captured_state_by_name(tmp_path):
     program = tmp_path / "captured.py"
     program.write_text(

@@ -12,14 +12,20 @@ def _view_of_step(step: str) -> View | None:
     return VIEWS.get("torch." + step.split("(", 1)[0].strip())
 
 
-def lowering_of(kind: str, target: str, chain: str, tied: bool = True) -> str:
+def lowering_of(kind: str, target: str, chain: str, tied: bool = True, rank0: bool = False) -> str:
     """How a recorded mutation lowers, from the view table's `lowering` of
     each step of its chain: the costliest step decides (a gather anywhere
-    copies the input; a permutation anywhere is in place only if it folds)."""
+    copies the input; a permutation anywhere is in place only if it folds).
+    `rank0`: the written input is 0-d, which is never tied."""
     if kind == "metadata":
         return "metadata only: the caller's tensor is re-strided after the call, no data moves"
     if not target.startswith("argument"):
         return "on a fresh tensor: no input is affected"
+    if not tied and rank0:
+        return (
+            "copied back: a 0-d input's final value comes back in a buffer of its own (IREE stores a 0-d result "
+            "with a transfer, which the caller's memory refuses) and its one element is copied into the caller's tensor"
+        )
     if not tied:
         return (
             "copied back: the input is also read where IREE could not order the read before a write "
@@ -42,10 +48,14 @@ def lowering_of(kind: str, target: str, chain: str, tied: bool = True) -> str:
 
 
 def describe_mutations(
-    records: list[MutationRecord], input_names: list[str], tied_inputs: set[int] | None = None
+    records: list[MutationRecord],
+    input_names: list[str],
+    tied_inputs: set[int] | None = None,
+    rank0_inputs: frozenset[int] | set[int] = frozenset(),
 ) -> list[str]:
     """One line per record of purity-functionalize's `purity.mutations`;
-    `tied_inputs` (argument indices written in place) when known."""
+    `tied_inputs` (argument indices written in place) when known;
+    `rank0_inputs`, the 0-d ones among the inputs written."""
     lines = []
     for record in records:
         shown_target, tied = record.target, True
@@ -54,7 +64,7 @@ def describe_mutations(
             shown_target = input_names[index] if index < len(input_names) else record.target
             tied = tied_inputs is None or index in tied_inputs
         via = f" through {record.chain}" if record.chain else ""
-        lowering = lowering_of(record.kind, record.target, record.chain, tied)
+        lowering = lowering_of(record.kind, record.target, record.chain, tied, index in rank0_inputs)
         lines.append(
             f"{record.op} at {record.location or 'unknown location'}: {record.kind} of {shown_target}{via}; {lowering}"
         )

@@ -86,6 +86,7 @@ def describe_hand_over(entry, leaves: Sequence[object]) -> str:
     if entry.hand_over == "host copies":
         return "host copies through IREE's invoker (IREE refused to write torch's memory in place)"
     names = entry.specialized.names
+    copied_back = {index for _, index in entry.convention.written_inputs} - entry.convention.tied_inputs
     parts = []
     for index in range(len(names) + len(entry.convention.synthetic_bases)):
         name = names[index] if index < len(names) else f"synthetic base {index - len(names)}"
@@ -96,6 +97,10 @@ def describe_hand_over(entry, leaves: Sequence[object]) -> str:
             parts.append(f"{name} copied")
         elif index in entry.convention.tied_inputs:
             parts.append(f"{name} as its own memory, written in place")
+        elif index in copied_back:
+            # IREE reads the caller's memory and returns the new value as a
+            # result of its own: the mutation report says "copied back".
+            parts.append(f"{name} as its own memory, read; its new value copied into it after the call")
         else:
             parts.append(f"{name} as its own memory, only read")
     return "; ".join(parts) if parts else "none"
@@ -194,11 +199,19 @@ def _print_ir(entry, segmented) -> None:
         print(entry.lowered.stage_ir[stage.name])
 
 
+def _entry_mutations(entry) -> list[str]:
+    """The report's lines for an entry's recorded mutations."""
+    convention = entry.convention
+    shapes = dict(convention.result_storage)
+    rank0 = {index for result, index in convention.written_inputs if shapes.get(result) == ()}
+    return describe_mutations(convention.mutations, entry.input_names, convention.tied_inputs, rank0)
+
+
 def _report_program(entry, segmented) -> None:
     if segmented is not None:
         _report_segments(segmented)
         return
-    mutations = describe_mutations(entry.convention.mutations, entry.input_names, entry.convention.tied_inputs)
+    mutations = _entry_mutations(entry)
     print(f"mutations found: {len(mutations)}")
     for line in mutations:
         print(f"  {line}")
@@ -220,7 +233,7 @@ def _report_segments(segmented) -> None:
         print(f"  {op.describe()}")
     for index, step in enumerate(segmented.compiled_steps):
         entry = next(iter(step.program.cache.values()))
-        mutations = describe_mutations(entry.convention.mutations, entry.input_names, entry.convention.tied_inputs)
+        mutations = _entry_mutations(entry)
         ops = sum(1 for n in step.module.graph.nodes if n.op == "call_function")
         print(f"compiled segment {index}: {ops} ops, mutations found: {len(mutations)}")
         for line in mutations:
