@@ -364,7 +364,7 @@ def build_entry(
             raise
         return segmented(failing, failure=error)
     backward = None
-    driver = get_target(target).runtime_driver()
+    driver = get_target(target).runtime_driver(lowered.iree_input)
     if lowered.backward_convention is not None:
         backward_convention = lowered.backward_convention
         backward = Executable(

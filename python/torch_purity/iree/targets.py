@@ -42,27 +42,20 @@ class Target:
     def compile_flags(self) -> list[str]:
         return [*self.flags, *COMMON_FLAGS]
 
-    def runtime_driver(self) -> str:
-        """IREE's runtime driver for programs of this target, read when a
-        program is compiled. On the CPU, `local-sync` runs dispatches on the
-        calling thread. `PURITY_IREE_CPU_DRIVER=local-task` selects IREE's
-        thread pool instead; measured round robin on this 2-core machine
-        (benchmarks/compare_systems.py, 25 rounds, Purity vs inductor with
-        the pool against without) it did not win even where a call's work
-        is large: SGD 50x256x256 1.92x inductor against 1.64x,
-        Adam 2.25x against 1.82x, Conv2d+BatchNorm+ReLU 3.70x against
-        1.95x, BatchNorm 64x256x28x28 2.30x against 2.34x; and a one-row
-        KV-cache write costs ~11 µs on local-sync, 45-80 µs through the pool.
-        Retried on 2026-12-04 with SGD alone (median of 40 calls): 6.26 ms
-        through the pool against 2.85 ms on local-sync, 6.6 ms with
-        `--task_worker_spin_us=200`, 6.1 ms with `--task_topology_group_count=2`.
-        Measured again on 2026-12-05 (60 shuffled rounds), the pool's loss
-        comes from IREE-WORKAROUND(stream-program-order): SGD took 5361 µs
-        through the pool with `--iree-stream-partitioning-favor=debug`, 2494
-        µs without it, 2453 µs on local-sync; a 512×512 product gained
-        nothing either (5822 against 5932 µs)."""
-        forced = os.environ.get("PURITY_IREE_CPU_DRIVER") if self.device_type == "cpu" else None
-        return forced or self.driver
+    def runtime_driver(self, linalg_text: str | None = None) -> str:
+        """IREE's runtime driver for a program of this target, read when the
+        program is compiled. On the CPU it is chosen per program from its
+        linalg-on-tensors text (cpu_driver.py: IREE's pool, `local-task`,
+        where one linalg op spans a million elements or more, the calling
+        thread, `local-sync`, otherwise); `PURITY_IREE_CPU_DRIVER` forces
+        one for every program. Without the text: the target's default."""
+        if self.device_type != "cpu":
+            return self.driver
+        if linalg_text is not None:
+            from .cpu_driver import cpu_driver
+
+            return cpu_driver(linalg_text)
+        return os.environ.get("PURITY_IREE_CPU_DRIVER") or self.driver
 
 
 TARGETS: dict[str, Target] = {
@@ -71,7 +64,7 @@ TARGETS: dict[str, Target] = {
         Target(
             "cpu",
             "cpu",
-            "local-sync",  # see `Target.runtime_driver`
+            "local-sync",  # the default; per program: `Target.runtime_driver`
             (
                 "--iree-hal-target-device=local",
                 "--iree-hal-local-target-device-backends=llvm-cpu",
