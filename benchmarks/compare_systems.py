@@ -317,14 +317,14 @@ def int_position_decode_workload(rows: int, dim: int, rounds: int) -> Workload:
 
 def workloads(quick: bool) -> list[Workload]:
     params = 5 if quick else 50
-    scale = 10 if quick else 1
+    scale = 50 if quick else 1  # quick: a fiftieth of the rounds
     result = [
         function_workload(
             f"kv_write_{rows // 1024}k",
             f"KV-cache row write, {rows // 1024}k rows",
             kv_cache_write,
             lambda rows=rows: (torch.zeros(rows, 256), torch.randn(256), 7),
-            400 // scale,
+            2000 // scale,
         )
         for rows in ((1024, 8192) if quick else (1024, 16384, 131072))
     ]
@@ -335,7 +335,7 @@ def workloads(quick: bool) -> list[Workload]:
             f"KV-cache row write at a tensor position (`index_copy_`), {rows // 1024}k rows",
             kv_cache_write_at_tensor_position,
             lambda rows=rows: (torch.zeros(rows, 256), torch.randn(1, 256), torch.tensor([7])),
-            400 // scale,
+            2000 // scale,
         )
     )
     result.append(
@@ -344,7 +344,7 @@ def workloads(quick: bool) -> list[Workload]:
             "attention decode, 2048",
             attention_decode,
             lambda: (*(torch.randn(2048, 256) for _ in range(2)), *(torch.randn(256) for _ in range(3)), 100),
-            300 // scale,
+            1500 // scale,
         )
     )
 
@@ -360,16 +360,16 @@ def workloads(quick: bool) -> list[Workload]:
             f"SGD momentum, {params}×256×256",
             sgd_momentum,
             lambda: (matrices(), matrices(), matrices(), 0.01, 0.9),
-            100 // scale,
+            500 // scale,
         ),
         function_workload(
             f"adam_{params}x256x256",
             f"Adam (written out), {params}×256×256",
             adam,
             lambda: (matrices(), matrices(), zeros(), zeros(), 3),
-            100 // scale,
+            500 // scale,
         ),
-        adam_foreach_workload(params, 256, 100 // scale),
+        adam_foreach_workload(params, 256, 500 // scale),
     ]
     batch = 4 if quick else 64
     result.append(
@@ -384,14 +384,14 @@ def workloads(quick: bool) -> list[Workload]:
                 torch.randn(256),
                 torch.randn(256),
             ),
-            30 if not quick else 5,
+            150 if not quick else 5,
         )
     )
     result += [
-        conv_block_workload(2 if quick else 8, 32, 32, 100 // scale),
-        training_step_workload(64 if quick else 256, 64, 200 // scale),
-        llama_decode_workload(200 // scale),
-        int_position_decode_workload(64, 64, 300 // scale),
+        conv_block_workload(2 if quick else 8, 32, 32, 500 // scale),
+        training_step_workload(64 if quick else 256, 64, 1000 // scale),
+        llama_decode_workload(1000 // scale),
+        int_position_decode_workload(64, 64, 1500 // scale),
     ]
     return result
 
@@ -569,6 +569,7 @@ class Measured:
     stages: dict[str, float] = field(default_factory=dict)
     peak_bytes: int | None = None
     copies: list[str] = field(default_factory=list)
+    drivers: list[str] = field(default_factory=list)  # Purity: IREE's runtime driver of each compiled entry
     error: str | None = None
 
     @property
@@ -659,6 +660,9 @@ def run_workload(workload: Workload, systems: list[str], rounds: int) -> list[Me
     # that sets itself up on the first, is on its first call there.)
     for name, programs in recorded.items():
         measured[name].copies = written_inputs_copied(programs)
+        measured[name].drivers = sorted(
+            {e.module.driver for p in programs for e in p.cache.values() if getattr(e, "module", None) is not None}
+        )
     for name, runner in runners.items():
         measured[name].peak_bytes = peak_memory_growth(runner.step)
     return [measured[name] for name in systems]
@@ -823,7 +827,8 @@ def main() -> int:
     systems = ["eager", *(s for s in args.systems if s != "eager")]  # eager first: the reference
     chosen = [w for w in workloads(args.quick) if not args.workloads or w.name in args.workloads]
     threads = torch.get_num_threads()
-    driver = torch_purity.iree.targets.get_target("cpu").runtime_driver()
+    forced = os.environ.get("PURITY_IREE_CPU_DRIVER")
+    driver = f"{forced} (forced)" if forced else "chosen per program (iree/cpu_driver.py)"
     print(f"torch {torch.__version__}, {threads} threads, {os.cpu_count()} cores, IREE CPU driver: {driver}")
     results: list[Measured] = []
     for workload in chosen:
@@ -846,6 +851,8 @@ def main() -> int:
             print(line, flush=True)
             if m.stages:
                 print("  " + " " * 16 + " stages: " + ", ".join(f"{k} {v:.2f}" for k, v in m.stages.items()))
+            if m.drivers:
+                print("  " + " " * 16 + " IREE driver: " + ", ".join(m.drivers))
             if m.copies:
                 print("  " + " " * 16 + " WHOLE-TENSOR COPIES of written inputs: " + "; ".join(m.copies))
     labels = {w.name: w.label for w in chosen}
