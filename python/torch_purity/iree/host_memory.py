@@ -1,7 +1,7 @@
 """Fresh host memory for results that IREE writes first.
 
 A result's storage is a fresh `torch.empty` tensor that the compiled code
-writes on IREE's one thread (`local-sync`). On Linux every 4 KiB page of such a
+writes (on the calling thread, or IREE's pool for large programs). On Linux every 4 KiB page of such a
 tensor faults on its first write, and under a hypervisor that fault is slow:
 on this project's 2-core KVM machine, filling a fresh 51 MB tensor took
 48-57 ms against 6.5 ms for the same copy into memory already touched
