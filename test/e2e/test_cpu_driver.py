@@ -1,20 +1,14 @@
 """IREE's runtime driver, chosen per CPU program (iree/cpu_driver.py): the
-worker pool (`local-task`) where one linalg op spans a million elements or
-more, the calling thread (`local-sync`) otherwise; programs on the pool
-match eager, write their inputs in place, and a saved program keeps its
-driver."""
+worker pool (`local-task`) where its linalg ops span 2^18 elements or more
+on average, the calling thread (`local-sync`) otherwise; programs on the
+pool match eager, write their inputs in place, and a saved program keeps
+its driver."""
 
 import pytest
 import torch
 
 import torch_purity
-from torch_purity.iree.cpu_driver import (
-    CALLING_THREAD,
-    POOL,
-    POOL_ELEMENTS,
-    cpu_driver,
-    largest_linalg_op_elements,
-)
+from torch_purity.iree.cpu_driver import CALLING_THREAD, POOL, POOL_MEAN_ELEMENTS, cpu_driver, linalg_op_elements
 from torch_purity.iree.targets import get_target
 
 
@@ -32,13 +26,20 @@ def _no_forced_driver(monkeypatch):
     monkeypatch.delenv("PURITY_IREE_CPU_DRIVER", raising=False)
 
 
-def test_the_largest_linalg_operand_decides():
-    assert largest_linalg_op_elements(_generic("64x256xf32", "64x256xf32")) == 64 * 256
-    assert largest_linalg_op_elements(_generic("1024x1024xf32", "1024xf32")) == 1 << 20
-    assert cpu_driver(_generic("1024x1024xf32", "1024xf32")) == POOL
-    assert cpu_driver(_generic("1023x1024xf32", "1023xf32")) == CALLING_THREAD
+def test_the_average_op_decides():
+    assert linalg_op_elements(_generic("64x256xf32", "64x256xf32") + _generic("1024x1024xf32", "1024xf32")) == [
+        64 * 256,
+        1 << 20,
+    ]
+    assert cpu_driver(_generic("512x512xf32", "512xf32")) == POOL
+    assert cpu_driver(_generic("511x512xf32", "511xf32")) == CALLING_THREAD
     # The reduction's result is small, its input decides.
     assert cpu_driver(_generic("64x256x28x28xf32", "256xf32")) == POOL
+    # One large op among many small ones: the pool's cost per dispatch would outweigh it.
+    many_small = _generic("4x1024x1024xf32", "4x1024x1024xf32") + _generic("256xf32", "256xf32") * 16
+    assert sum(linalg_op_elements(many_small)) < POOL_MEAN_ELEMENTS * 17
+    assert cpu_driver(many_small) == CALLING_THREAD
+    assert cpu_driver(_generic("4x1024x1024xf32", "4x1024x1024xf32") + _generic("256xf32", "256xf32") * 4) == POOL
 
 
 def test_slices_written_into_large_tensors_and_dynamic_sizes_do_not_count():
@@ -48,9 +49,11 @@ def test_slices_written_into_large_tensors_and_dynamic_sizes_do_not_count():
         "(tensor<1x256xf32>, tensor<131072x256xf32>, tensor<1x1xi64>) -> tensor<131072x256xf32>\n"
         + _generic("256xf32", "f32")
     )
-    assert largest_linalg_op_elements(row_write) == 256
+    assert linalg_op_elements(row_write) == [256]
     assert cpu_driver(row_write) == CALLING_THREAD
+    assert linalg_op_elements(_generic("?x1048576xf32", "?x1048576xf32")) == [0]
     assert cpu_driver(_generic("?x1048576xf32", "?x1048576xf32")) == CALLING_THREAD
+    assert cpu_driver("") == CALLING_THREAD
 
 
 def test_the_override_and_other_targets(monkeypatch):
@@ -96,7 +99,7 @@ def test_an_update_on_the_pool_writes_the_callers_tensor():
         return p.sum()
 
     torch.manual_seed(0)
-    p, g = torch.randn(POOL_ELEMENTS), torch.randn(POOL_ELEMENTS)
+    p, g = torch.randn(1 << 20), torch.randn(1 << 20)
     p_eager = p.clone()
     pointer = p.data_ptr()
     compiled = torch_purity.compile(update)

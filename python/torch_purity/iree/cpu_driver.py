@@ -1,5 +1,5 @@
 """Which IREE runtime driver runs a CPU program, decided per program from the
-largest linalg op in its linalg-on-tensors text.
+sizes of the linalg ops in its linalg-on-tensors text.
 
 `local-sync` runs every dispatch on the calling thread; `local-task` hands
 them to IREE's worker pool (one worker per core here). The pool costs about
@@ -23,12 +23,18 @@ In benchmarks/compare_systems.py, run whole with each driver forced
 (2026-12-06): only BatchNorm over 64×256×28×28 gained (1.47x inductor on the
 calling thread, 1.24x on the pool); every other workload lost, up to 2-3x
 for the one-row KV writes and the decode steps, whose dispatches are small.
-So a program goes to the pool where one of its linalg ops spans at least
-POOL_ELEMENTS elements (an operand or result of that size, the op's
-iteration space); other programs, and programs whose largest sizes are
-dynamic, stay on the calling thread. Ops that write a few rows into a large
-tensor (`tensor.insert_slice`, `tensor.scatter`: a KV-cache write) are not
-linalg ops and do not count.
+The pool's cost is per dispatch and its gain per element, so the choice
+weighs the work of an average op: a program goes to the pool where the
+mean, over its linalg ops, of each op's largest operand or result (the
+op's iteration space) is at least POOL_MEAN_ELEMENTS elements. The
+programs of the table: BatchNorm's 23 ops average 103k elements at 262k
+and 410k at 1M, the update's 7 ops 187k at 262k and 749k at 1M; the
+benchmark's BatchNorm 5.0M, its attention decode step 66k (two products
+over 512k among 16 ops). One large op among many small ones keeps the
+calling thread, where the pool's per-dispatch cost would outweigh that
+op's gain (reasoned from the table, not measured on a whole model). Ops that write a few rows
+into a large tensor (`tensor.insert_slice`, `tensor.scatter`: a KV-cache
+write) are not linalg ops and do not count; dynamic sizes count as none.
 
 Before this choice every CPU program ran on the calling thread; the pool
 had lost whenever it was forced for everything: SGD over 50×256×256
@@ -48,7 +54,7 @@ import re
 
 POOL = "local-task"
 CALLING_THREAD = "local-sync"
-POOL_ELEMENTS = 1 << 20
+POOL_MEAN_ELEMENTS = 1 << 18
 
 # A linalg op's first line: `%5 = linalg.generic {...} ins(%3 : tensor<64x256xf32>) outs(...)`;
 # `linalg.yield` and `linalg.index` sit inside a region and name no tensor.
@@ -64,23 +70,23 @@ def _static_elements(tensor_type: str) -> int | None:
     return math.prod(int(size) for size in sizes)
 
 
-def largest_linalg_op_elements(linalg_text: str) -> int:
-    """The most elements any linalg op's operand or result holds (dynamic sizes count as none)."""
-    largest = 0
+def linalg_op_elements(linalg_text: str) -> list[int]:
+    """Per linalg op, the most elements one of its operands or results holds
+    (0 where all its sizes are dynamic)."""
+    sizes = []
     for line in linalg_text.splitlines():
-        if not _LINALG_OP.search(line):
-            continue
-        for tensor_type in _TENSOR.findall(line):
-            elements = _static_elements(tensor_type)
-            if elements is not None and elements > largest:
-                largest = elements
-    return largest
+        if _LINALG_OP.search(line):
+            static = (_static_elements(t) for t in _TENSOR.findall(line))
+            sizes.append(max((e for e in static if e is not None), default=0))
+    return sizes
 
 
 def cpu_driver(linalg_text: str) -> str:
-    """The driver for this CPU program: the pool where a linalg op spans at
-    least POOL_ELEMENTS elements, the calling thread otherwise."""
+    """The driver for this CPU program: the pool where its linalg ops span
+    POOL_MEAN_ELEMENTS elements or more on average, the calling thread
+    otherwise."""
     forced = os.environ.get("PURITY_IREE_CPU_DRIVER")
     if forced:
         return forced
-    return POOL if largest_linalg_op_elements(linalg_text) >= POOL_ELEMENTS else CALLING_THREAD
+    sizes = linalg_op_elements(linalg_text)
+    return POOL if sizes and sum(sizes) >= POOL_MEAN_ELEMENTS * len(sizes) else CALLING_THREAD

@@ -46,8 +46,8 @@ class Target:
         """IREE's runtime driver for a program of this target, read when the
         program is compiled. On the CPU it is chosen per program from its
         linalg-on-tensors text (cpu_driver.py: IREE's pool, `local-task`,
-        where one linalg op spans a million elements or more, the calling
-        thread, `local-sync`, otherwise); `PURITY_IREE_CPU_DRIVER` forces
+        where its linalg ops are large on average, the calling thread,
+        `local-sync`, otherwise); `PURITY_IREE_CPU_DRIVER` forces
         one for every program. Without the text: the target's default."""
         if self.device_type != "cpu":
             return self.driver
