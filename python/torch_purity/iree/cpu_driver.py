@@ -43,13 +43,12 @@ against 2.85 ms on the calling thread (2026-12-04), 2494 against 2453 µs
 even without program-order scheduling (2026-12-05).
 
 `PURITY_IREE_CPU_DRIVER=local-sync|local-task` overrides the choice for
-every program (read when a program is compiled, for measurements and
-tests)."""
+every program (`Target.runtime_driver` reads it when a program is
+compiled, for measurements and tests)."""
 
 from __future__ import annotations
 
 import math
-import os
 import re
 
 POOL = "local-task"
@@ -85,8 +84,5 @@ def cpu_driver(linalg_text: str) -> str:
     """The driver for this CPU program: the pool where its linalg ops span
     POOL_MEAN_ELEMENTS elements or more on average, the calling thread
     otherwise."""
-    forced = os.environ.get("PURITY_IREE_CPU_DRIVER")
-    if forced:
-        return forced
     sizes = linalg_op_elements(linalg_text)
     return POOL if sizes and sum(sizes) >= POOL_MEAN_ELEMENTS * len(sizes) else CALLING_THREAD

@@ -51,11 +51,12 @@ class Target:
         one for every program. Without the text: the target's default."""
         if self.device_type != "cpu":
             return self.driver
-        if linalg_text is not None:
-            from .cpu_driver import cpu_driver
+        forced = os.environ.get("PURITY_IREE_CPU_DRIVER")
+        if forced or linalg_text is None:
+            return forced or self.driver
+        from .cpu_driver import cpu_driver
 
-            return cpu_driver(linalg_text)
-        return os.environ.get("PURITY_IREE_CPU_DRIVER") or self.driver
+        return cpu_driver(linalg_text)
 
 
 TARGETS: dict[str, Target] = {
