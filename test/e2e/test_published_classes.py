@@ -90,6 +90,20 @@ def test_an_argument_with_the_negative_bit_is_refused_untouched():
     assert torch.equal(x.resolve_neg(), before)
 
 
+def test_the_negative_bit_is_refused_after_calls_without_it():
+    # Repeated calls skip the per-call refusal: the repeat check (Dynamo's,
+    # comparing dispatch keys) must send a lazy tensor back to it.
+    compiled = torch_purity.compile(lambda t: t.mul_(2))
+    plain = torch.randn(4)
+    for _ in range(3):
+        compiled(plain)
+    x = torch._neg_view(torch.randn(4))
+    before = x.resolve_neg()
+    with pytest.raises(torch_purity.PurityError, match="lazy negative bit"):
+        compiled(x)
+    assert torch.equal(x.resolve_neg(), before)
+
+
 def _decides_on_data(x):
     return x * 2 if bool(x.sum() > 0) else x * 3
 

@@ -125,8 +125,43 @@ def test_fresh_tensors_that_drop_the_aliasing_are_not_a_repeat() -> None:
     assert not repeat.holds(apart)
 
 
-def test_few_tensors_take_the_signature_walk() -> None:
-    assert SignatureRepeat.of([torch.randn(3) for _ in range(SignatureRepeat.MIN_TENSORS - 1)]) is None
+def test_leaves_without_tensors_take_the_signature_walk() -> None:
+    assert SignatureRepeat.of([1, 0.5]) is None
+
+
+def kv_write_leaves() -> list[object]:
+    """A one-row KV write's leaves: a cache, a row and an int position."""
+    return [torch.zeros(16, 4), torch.randn(4), 3]
+
+
+SMALL_CHANGES: dict[str, tuple[Callable[[list[object]], list[object]], bool]] = {
+    "unchanged": (list, True),
+    "another position": (replaced(2, lambda _: 5), True),
+    "a fresh row": (replaced(1, lambda _: torch.randn(4)), True),
+    "a row of another length": (replaced(1, lambda _: torch.randn(5)), False),
+    "the row as a view into the cache": (replaced(1, lambda leaves: leaves[0][2]), False),
+    "the cache twice": (replaced(1, lambda leaves: leaves[0]), False),
+    "a row with the negative bit": (replaced(1, lambda _: torch._neg_view(torch.randn(4))), False),
+}
+
+
+@pytest.mark.parametrize("change", list(SMALL_CHANGES), ids=list(SMALL_CHANGES))
+def test_a_repeat_of_a_small_call_holds_exactly_when_the_signature_is_the_same(change) -> None:
+    leaves = kv_write_leaves()
+    repeat = SignatureRepeat.of(leaves)
+    assert repeat is not None
+    changed = SMALL_CHANGES[change][0](leaves)
+    expected = SMALL_CHANGES[change][1]
+    if change != "a row with the negative bit":  # (the signature does not hold dispatch keys)
+        assert (key(changed) == key(leaves)) == expected, f"{change}: the case no longer tests what it names"
+    assert repeat.holds(changed) == expected, change
+
+
+def test_a_repeat_of_one_tensor_checks_that_tensor() -> None:
+    repeat = SignatureRepeat.of([torch.randn(3), 2])
+    assert repeat.holds([torch.randn(3), 7])
+    assert not repeat.holds([torch.randn(4), 7])
+    assert not repeat.holds([torch.randn(3).double(), 7])
 
 
 def sgd_step(params, grads, buffers, lr: float):

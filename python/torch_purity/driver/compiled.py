@@ -223,6 +223,8 @@ class CompiledEntry(Executable):
             arguments_need_grad = arguments_need_grad or any(self.captured_requires_grad)
         if self.backward is not None:
             result = run_training(self, self.backward, leaves)
+        elif not arguments_need_grad:
+            result = self.run_without_grad(leaves)
         else:
             result = self.run(leaves, arguments_need_grad)
         if not self.specialized.effects:
@@ -727,7 +729,8 @@ class CompiledProgram:
         may_be_dynamic = self._may_be_dynamic(leaves, len(state))
         repeated = self._repeated_call(leaves, structure, kwargs) if not may_be_dynamic else None
         if repeated is not None:
-            return repeated
+            return repeated  # (a repeat keeps the last call's dispatch keys: no lazy bits)
+        _refuse_lazy_bits(args, kwargs)
         dynamic_dims = self._dynamic_dims(leaves, len(state)) if may_be_dynamic else None
         # The grad key: with grad mode on, which leaves require grad (a training entry per set);
         # None under torch.no_grad(), where every entry is an inference one.
@@ -866,7 +869,6 @@ class CompiledProgram:
             slot += 1
 
     def __call__(self, *args, **kwargs):
-        _refuse_lazy_bits(args, kwargs)
         entry, leaves, key = self._entry_and_key(args, kwargs)
         return entry.call(leaves, arguments_need_grad=bool(key[2]))
 

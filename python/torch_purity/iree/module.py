@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from functools import cached_property
+from functools import cached_property, partial
 
 import iree.runtime as iree_runtime
 import numpy as np
@@ -127,6 +127,13 @@ class LoadedModule:
         the view with dispatches, but refuses transfers into it (DLPack
         imports allow READ|WRITE, not DISCARD_WRITE)."""
         return self._opened.device.from_dlpack_capsule(to_dlpack(tensor))
+
+    @property
+    def vm_invoke(self):
+        """`invoke`'s native step, for callers that build the argument list
+        themselves: (argument list, result list) -> None."""
+        opened = self._opened
+        return partial(opened.vm_context.invoke, opened.vm_function)
 
     def invoke(self, arguments: list[iree_runtime.HalBufferView | int], result_count: int) -> None:
         """Calls `main` straight through the VM (a few µs instead of the

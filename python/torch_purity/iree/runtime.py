@@ -32,10 +32,11 @@ from __future__ import annotations
 import copy
 import ctypes
 import operator
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 
+import iree.runtime as iree_runtime
 import numpy as np
 import torch
 import torch.utils._pytree as pytree
@@ -43,7 +44,7 @@ import torch.utils._pytree as pytree
 from ..contract import CallingConvention, IndexCheck
 from ..errors import PurityError, PurityIndexError
 from ..guards import SymbolicShapes
-from .host_memory import fresh_tensor
+from .host_memory import fresh_tensor, fresh_tensor_maker
 from .module import LoadedModule, to_host
 
 # IREE-WORKAROUND(unaligned-import): IREE's buffers start on 64-byte boundaries. A view starting inside its
@@ -147,10 +148,11 @@ class SignatureRepeat:
     it where its signature changed, and new tensors with the signature of
     the old (fresh gradients each step) pass it. For SGD's 150 tensors:
     about 50 µs against 145 µs for the walk and the key's lookup (median
-    of 1000; benchmarks/guard_cost.py). Not for signatures with dynamic
-    dims (their sizes are not in the signature)."""
-
-    MIN_TENSORS = 8  # below this the walk costs about as much
+    of 1000; benchmarks/guard_cost.py); for a one-row KV write's two
+    tensors and an int, 1.5 µs against 3.4 µs. Not for signatures with
+    dynamic dims (their sizes are not in the signature). Since Dynamo's
+    check compares dispatch keys, a repeat also keeps PyTorch's lazy
+    negative and conjugate bits as the last call had them."""
 
     __slots__ = (
         "count",
@@ -168,16 +170,18 @@ class SignatureRepeat:
     @classmethod
     def of(cls, leaves: Sequence[object]) -> SignatureRepeat | None:
         """The check for calls repeating these leaves' signature; None where
-        it would not pay (few tensors) or Dynamo's check is missing."""
-        if len(leaves) < cls.MIN_TENSORS:  # (on every small call's path: before any walk)
-            return None
+        there is no tensor or Dynamo's check is missing."""
         tensor_positions = [i for i, leaf in enumerate(leaves) if isinstance(leaf, torch.Tensor)]
-        if _TensorGuards is None or len(tensor_positions) < cls.MIN_TENSORS:
+        if _TensorGuards is None or not tensor_positions:
             return None
         repeat = cls()
         tensors = [leaves[i] for i in tensor_positions]
         repeat.count = len(leaves)
-        repeat.picks = operator.itemgetter(*tensor_positions)
+        if len(tensor_positions) == 1:  # (itemgetter of one position returns the item, not a tuple)
+            only = tensor_positions[0]
+            repeat.picks = lambda leaves: (leaves[only],)
+        else:
+            repeat.picks = operator.itemgetter(*tensor_positions)
         is_tensor = set(tensor_positions)
         repeat.value_positions = [i for i in range(len(leaves)) if i not in is_tensor]
         repeat.values = [_value_key(leaves[i]) for i in repeat.value_positions]
@@ -364,6 +368,8 @@ class Executable:
     _effects: dict[tuple[int, ...], tuple[list[tuple[int, int]], list[int]]] = field(default_factory=dict)
     # The index checks' flag buffer and its IREE import, reused by every call.
     _flags: tuple[torch.Tensor, object] | None = None
+    # `run_without_grad`'s plan: None until decided, False for `run` always.
+    _plan: Callable[[Sequence[object]], object] | bool | None = None
     # The inputs' device, kept where it is fixed (devices_fixed).
     _device: torch.device | None = None
 
@@ -378,6 +384,57 @@ class Executable:
         if needing_grad and not self.outputs_without_grad:
             outputs = _without_backward(outputs, self.convention, needing_grad)
         return self._rebuild_outputs(outputs)
+
+    def run_without_grad(self, args: Sequence[object]):
+        """`run(args, may_need_grad=False)`; once the entry's calls reach
+        their steady state (the second call), through the plan
+        `_steady_call` makes of it where the entry has one."""
+        plan = self._plan
+        if plan:
+            return plan(args)
+        result = self.run(args, may_need_grad=False)
+        if plan is None:
+            self._plan = self._steady_call(args)
+        return result
+
+    def _steady_call(self, args: Sequence[object]) -> Callable[[Sequence[object]], object] | bool | None:
+        """A call of this entry on the CPU with every tensor argument crossing
+        as the caller's memory already imported by an earlier call (written
+        ones tied, read ones unwritten) and every output a result of its own:
+        what `run` does there, without the steps such an entry never takes
+        (host copies, synthetic bases, a random seed, results sized per call,
+        copies back, metadata changes, outputs that are views) and the
+        layers between them. A KV row write's call took 18 µs through `run`.
+        None while the entry's calls have not settled (after a call or two),
+        False for an entry that needs `run`. An argument whose memory was not
+        imported before (another tensor of the same layout) makes the plan
+        fall back on `run` for that call, before anything is written."""
+        convention = self.convention
+        if (
+            convention is None
+            or not self.devices_fixed
+            or self.on_target is False
+            or self._on_cuda
+            or self.hand_over == "host copies"
+        ):
+            return False
+        if self.hand_over != "in place" or self.zero_copy_inputs is None or self._device is None:
+            return None
+        tensor_indices = [i for i, p in enumerate(self.argument_positions) if type(args[p]) is not int]
+        effects = self._effects.get(tuple(tensor_indices))
+        if (
+            convention.synthetic_bases
+            or convention.rng_seed_input is not None
+            or self.symbolic_shapes is not None
+            or convention.metadata_mutations
+            or not self._outputs_are_results
+            or self.output_form not in ("leaf", "tuple")
+            or not self.zero_copy_inputs.issuperset(tensor_indices)
+            or effects is None
+            or effects[0]  # an input copied back
+        ):
+            return False
+        return _steady_plan(self, set(tensor_indices), effects[1])
 
     def execute(self, tensors: list[torch.Tensor]) -> tuple[dict[int, torch.Tensor] | list[torch.Tensor], list]:
         """One call of the compiled function on its arguments (`_arguments`):
@@ -632,6 +689,73 @@ class Executable:
             for r, dtype in zip(self.module(arguments), convention.result_dtypes)
         ]
         return [r.to(device) for r in results] if device.type != "cpu" else results, []
+
+
+def _steady_plan(executable: Executable, tensor_indices: set[int], written_in_place: list[int]):
+    """`Executable._steady_call`'s plan, with what every call reads bound
+    once; False where an output is neither a tied input nor a result's storage."""
+    convention, positions = executable.convention, executable.argument_positions
+    imports, reimport, run = executable.imports, executable._import, executable.run
+    vm_invoke, import_tensor, device = executable.module.vm_invoke, executable.module.import_tensor, executable._device
+    # (position in the flat arguments, its input index, whether it is a tensor), in argument order.
+    order = [(p, i, i in tensor_indices) for i, p in enumerate(positions)]
+    argument_count = len(order) + len(executable._storage)
+    result_count = len(convention.result_dtypes)
+    flags_result = executable._flags_result
+    flags, flags_view = executable._flags if flags_result is not None else (None, None)
+    checks = convention.index_checks[1] if flags_result is not None else ()
+    # Per storage argument: what makes its fresh tensor, or None for the index checks' flags.
+    storage = [
+        None if r == flags_result else fresh_tensor_maker(shape, dtype, device)
+        for r, shape, dtype in executable._storage
+    ]
+    fresh_results = [r for r, _, _ in executable._storage if r != flags_result]
+    tied = dict(executable._tied_results)
+    if any(r not in tied and r not in fresh_results for r in convention.output_results):
+        return False
+    # Per output: (True, the flat argument it is) for a tied input, (False, its fresh tensor's number).
+    sources = [
+        (True, positions[tied[r]]) if r in tied else (False, fresh_results.index(r)) for r in convention.output_results
+    ]
+    written_positions = [positions[i] for i in written_in_place]
+    leaf = executable.output_form == "leaf"
+    new_list = iree_runtime.VmVariantList
+
+    def call(args: Sequence[object]):
+        arguments = new_list(argument_count)
+        for position, index, is_tensor in order:
+            value = args[position]
+            if not is_tensor:
+                arguments.push_int(value)
+                continue
+            cached = imports.get(index)
+            if cached is not None and cached[0] == value.data_ptr() and cached[1] == value.shape:
+                arguments.push_ref(cached[2])
+                continue
+            view = reimport(index, value)
+            if view is None:  # (memory IREE cannot take as it is: `run` copies it)
+                return run(args, may_need_grad=False)
+            arguments.push_ref(view)
+        fresh = []
+        for make in storage:
+            if make is None:
+                arguments.push_ref(flags_view)
+                continue
+            tensor = make()
+            fresh.append(tensor)
+            arguments.push_ref(import_tensor(tensor))
+        try:
+            vm_invoke(arguments, new_list(result_count))
+        except Exception as error:
+            raise PurityError("run", f"{type(error).__name__}: {error}") from error
+        if flags is not None:
+            _raise_on_failed_check(flags, checks)
+        if written_positions:
+            torch.autograd.graph.increment_version([args[p] for p in written_positions])
+        outputs = [args[source] if is_argument else fresh[source] for is_argument, source in sources]
+        return outputs[0] if leaf else tuple(outputs)
+
+    return call
 
 
 def _device_of(arguments: Sequence[object], default: str) -> torch.device:
