@@ -134,3 +134,27 @@ def test_an_entry_returning_a_view_keeps_the_general_path() -> None:
     assert torch.equal(x, expected)
     assert out.data_ptr() == x.data_ptr() and out.shape == (5, 3)
     assert only_entry(compiled)._plan is False
+
+
+def add_parts(x, parts):
+    return x + sum(parts) if isinstance(parts, (list, tuple)) else x + parts
+
+
+def test_a_list_where_a_tensor_was_takes_the_structure_walk() -> None:
+    # Repeated calls of leaves only skip flattening: the repeat's check must
+    # send a list in a tensor's place back to it.
+    x = torch.randn(4)
+    compiled = settled(add_parts, x, torch.randn(4))
+    parts = [torch.randn(4), torch.randn(4)]
+    assert torch.allclose(compiled(x, parts), add_parts(x, parts))
+    assert torch.allclose(compiled(x, tuple(parts)), add_parts(x, tuple(parts)))
+    y = torch.randn(4)
+    assert torch.allclose(compiled(x, y), x + y)
+
+
+def test_a_tensor_marked_dynamic_after_repeats_gets_a_dynamic_entry() -> None:
+    compiled = settled(lambda x: x * 3, torch.randn(4))
+    marked = torch.randn(6)
+    torch._dynamo.mark_dynamic(marked, 0)
+    assert torch.allclose(compiled(marked), marked * 3)
+    assert any(entry.dynamic_dims for entry in compiled.cache.values())

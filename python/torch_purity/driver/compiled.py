@@ -601,6 +601,9 @@ class _LastCall:
     key: tuple
     entry: CompiledEntry
     grad_enabled: bool = field(default_factory=torch.is_grad_enabled)
+    # Whether the call's arguments were its leaves (no module state, no
+    # list, tuple or dict among them, no keywords).
+    leaves_only: bool = False
 
 
 class CompiledProgram:
@@ -758,7 +761,12 @@ class CompiledProgram:
             self._last_call = None
         elif not may_be_dynamic:
             repeat = SignatureRepeat.of(leaves)
-            self._last_call = None if repeat is None else _LastCall(repeat, structure, bool(kwargs), key, entry)
+            leaves_only = not state and not kwargs and isinstance(structure, tuple) and not any(structure)
+            self._last_call = (
+                None
+                if repeat is None
+                else _LastCall(repeat, structure, bool(kwargs), key, entry, leaves_only=leaves_only)
+            )
         return entry, leaves, key
 
     def _repeated_call(self, leaves: list[object], structure: object, kwargs: dict):
@@ -798,7 +806,10 @@ class CompiledProgram:
         """Whether any argument (module state never is) can have dynamic dims."""
         if self.dynamic or self.declared_dynamic_dims:
             return True
-        return any(hasattr(leaf, "_dynamo_dynamic_indices") for leaf in leaves[first_argument:])
+        for leaf in leaves[first_argument:] if first_argument else leaves:
+            if hasattr(leaf, "_dynamo_dynamic_indices"):
+                return True
+        return False
 
     def _build(
         self, program, leaves: list[object], state_names: list[str], dynamic_dims: dict[int, tuple[int, ...]]
@@ -869,6 +880,15 @@ class CompiledProgram:
             slot += 1
 
     def __call__(self, *args, **kwargs):
+        last = self._last_call
+        if last is not None and last.leaves_only and not kwargs:
+            # The arguments are the leaves where they repeat the last call's:
+            # the repeat's check fails a list, tuple or dict where a leaf was.
+            leaves = list(args)
+            repeated = None if self._may_be_dynamic(leaves, 0) else self._repeated_call(leaves, last.structure, kwargs)
+            if repeated is not None:
+                entry, _, key = repeated
+                return entry.call(leaves, arguments_need_grad=bool(key[2]))
         entry, leaves, key = self._entry_and_key(args, kwargs)
         return entry.call(leaves, arguments_need_grad=bool(key[2]))
 

@@ -157,6 +157,7 @@ class SignatureRepeat:
     __slots__ = (
         "count",
         "picks",
+        "int_positions",
         "value_positions",
         "values",
         "guards",
@@ -183,7 +184,9 @@ class SignatureRepeat:
         else:
             repeat.picks = operator.itemgetter(*tensor_positions)
         is_tensor = set(tensor_positions)
-        repeat.value_positions = [i for i in range(len(leaves)) if i not in is_tensor]
+        # Ints by their type alone (their values are the entry's guard's business), other values by their key.
+        repeat.int_positions = [i for i in range(len(leaves)) if type(leaves[i]) is int]
+        repeat.value_positions = [i for i in range(len(leaves)) if i not in is_tensor and type(leaves[i]) is not int]
         repeat.values = [_value_key(leaves[i]) for i in repeat.value_positions]
         repeat.objects = _object_groups(tensors)
         # Dynamo's check refuses an object passed twice: it checks each
@@ -207,6 +210,9 @@ class SignatureRepeat:
     def holds(self, leaves: Sequence[object]) -> bool:
         if len(leaves) != self.count:
             return False
+        for position in self.int_positions:
+            if type(leaves[position]) is not int:
+                return False
         if self.values and [_value_key(leaves[i]) for i in self.value_positions] != self.values:
             return False
         tensors = self.picks(leaves)
