@@ -115,6 +115,10 @@ class LoadedModule:
             context,
         )
 
+    def close(self) -> None:
+        """Drops the opened context (IREE's device, context and module); the next call opens them again."""
+        self.__dict__.pop("_opened", None)
+
     def __call__(self, arguments: list) -> list:
         """Calls `main` through IREE's generic invoker (host arrays in, device arrays out)."""
         results = self._opened.main(*arguments)

@@ -29,9 +29,11 @@ work torch queued earlier still reads.
 
 from __future__ import annotations
 
+import atexit
 import copy
 import ctypes
 import operator
+import weakref
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -379,6 +381,18 @@ class Executable:
     # The inputs' device, kept where it is fixed (devices_fixed).
     _device: torch.device | None = None
 
+    def __post_init__(self) -> None:
+        _live_executables[id(self)] = self  # (dataclasses are unhashable: keyed by id)
+
+    def release_iree_objects(self) -> None:
+        """Drops what this executable holds of IREE's runtime (the opened
+        module, imported buffers, the call plan); a later call opens them again."""
+        self.imports.clear()
+        self._flags = None
+        self._plan = None
+        if self.module is not None:
+            self.module.close()
+
     def run(self, args: Sequence[object], may_need_grad: bool = True):
         """One call on the flat arguments. `may_need_grad=False`: the caller
         knows no input requires grad (or grad mode is off)."""
@@ -695,6 +709,20 @@ class Executable:
             for r, dtype in zip(self.module(arguments), convention.result_dtypes)
         ]
         return [r.to(device) for r in results] if device.type != "cpu" else results, []
+
+
+# Every executable of this process, for `_release_iree_objects`.
+_live_executables: weakref.WeakValueDictionary[int, Executable] = weakref.WeakValueDictionary()
+
+
+@atexit.register
+def _release_iree_objects() -> None:
+    """Releases the IREE objects executables still hold when Python exits
+    (an entry kept by Dynamo's code cache, or by an autograd graph that a
+    global holds): freed only after IREE's bindings are torn down, each
+    would be reported leaked by nanobind at exit."""
+    for executable in list(_live_executables.values()):
+        executable.release_iree_objects()
 
 
 def _steady_plan(executable: Executable, tensor_indices: set[int], written_in_place: list[int]):

@@ -17,8 +17,6 @@ differentiable.
 
 from __future__ import annotations
 
-import atexit
-import weakref
 from collections.abc import Sequence
 
 import torch
@@ -32,27 +30,6 @@ def run_training(forward: Executable, backward: Executable, args: Sequence[objec
     tensors = [args[i] for i in forward.argument_positions]
     outputs = _CompiledJoint.apply(forward, backward, *tensors)
     return forward._rebuild_outputs(list(outputs))
-
-
-class _Executables:
-    """The compiled halves an autograd node needs for its backward."""
-
-    __slots__ = ("forward", "backward", "__weakref__")
-
-    def __init__(self, forward: Executable, backward: Executable) -> None:
-        self.forward, self.backward = forward, backward
-
-
-# Holders of live autograd nodes. A graph still referenced when Python exits
-# (`loss` a global of the script) is freed after IREE's bindings are torn down,
-# which then report every IREE object it held as leaked; emptied at exit first.
-_live_holders: weakref.WeakSet[_Executables] = weakref.WeakSet()
-
-
-@atexit.register
-def _release_executables() -> None:
-    for holder in list(_live_holders):
-        holder.forward = holder.backward = None
 
 
 class _CompiledJoint(torch.autograd.Function):
@@ -69,8 +46,7 @@ class _CompiledJoint(torch.autograd.Function):
             elif kind == "saved":
                 saved.append(results[forward.convention.saved_results[index]])
         ctx.save_for_backward(*saved)
-        ctx.executables = _Executables(forward, backward)
-        _live_holders.add(ctx.executables)
+        ctx.backward_executable = backward
         ctx.inputs = len(tensors)
         ctx.output_templates = [(o.shape, o.dtype, o.device) for o in outputs]
         differentiable = {index for kind, index in backward.convention.backward_arguments if kind == "tangent"}
@@ -87,7 +63,7 @@ class _CompiledJoint(torch.autograd.Function):
                 "a double backward (create_graph=True) through a program compiled by Purity is not supported: "
                 "its compiled backward is not differentiable",
             )
-        backward = ctx.executables.backward
+        backward = ctx.backward_executable
         saved = iter(ctx.saved_tensors)
         arguments = []
         for kind, index in backward.convention.backward_arguments:
