@@ -761,7 +761,8 @@ class CompiledProgram:
             self._last_call = None
         elif not may_be_dynamic:
             repeat = SignatureRepeat.of(leaves)
-            leaves_only = not state and not kwargs and isinstance(structure, tuple) and not any(structure)
+            # (Not for a module, even one without state now: parameters registered later are leaves.)
+            leaves_only = self._module is None and not kwargs and isinstance(structure, tuple) and not any(structure)
             self._last_call = (
                 None
                 if repeat is None
