@@ -284,3 +284,28 @@ def test_a_captured_tensor_transposed_in_place_compiles_again():
     torch.testing.assert_close(compiled(x), x @ weight)
     weight.t_()  # same object, same address and shape: only the strides change
     torch.testing.assert_close(compiled(x), x @ weight)
+
+
+def test_a_captured_tensor_reinterpreted_as_another_dtype_compiles_again():
+    # `.data =` a view of another dtype keeps the object, its address and its layout.
+    weight = torch.ones(4)
+    compiled = torch_purity.compile(lambda x: x + weight)
+    x = torch.zeros(4)
+    for _ in range(3):
+        torch.testing.assert_close(compiled(x), x + weight)
+    (traced_for_float,) = compiled.cache.values()
+    weight.data = weight.data.view(torch.int32)
+    torch.testing.assert_close(compiled(x), x + weight)
+    (entry,) = compiled.cache.values()  # compiled again, in the same slot
+    assert entry is not traced_for_float
+
+
+def test_captured_tensors_keep_one_entry_across_calls_and_grad_modes():
+    weight, bias = torch.randn(4), torch.randn(4)
+    compiled = torch_purity.compile(lambda x: x * weight + bias)
+    x = torch.randn(4)
+    for _ in range(3):
+        compiled(x)
+    with torch.no_grad():
+        torch.testing.assert_close(compiled(x), x * weight + bias)
+    assert len(compiled.cache) == 1
