@@ -309,3 +309,16 @@ def test_captured_tensors_keep_one_entry_across_calls_and_grad_modes():
     with torch.no_grad():
         torch.testing.assert_close(compiled(x), x * weight + bias)
     assert len(compiled.cache) == 1
+
+
+def test_captured_state_in_and_out_of_inference_mode_keeps_its_entry():
+    weight = torch.randn(4)
+    compiled = torch_purity.compile(lambda x: x * weight)
+    x = torch.randn(4)
+    compiled(x)
+    (entry,) = compiled.cache.values()
+    for _ in range(2):
+        with torch.inference_mode():
+            torch.testing.assert_close(compiled(x), x * weight)
+        torch.testing.assert_close(compiled(x), x * weight)
+    assert list(compiled.cache.values()) == [entry]

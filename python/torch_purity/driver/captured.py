@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 import torch
 
 from ..errors import PurityError
-from ..iree.runtime import input_signature, tensor_metadata_guards
+from ..iree.runtime import input_signature
 
 # A step from an object to one it holds: ("attr", name), ("item", key).
 Step = tuple[str, object]
@@ -417,20 +417,15 @@ class CapturedGuard:
     leads to, at the same memory with the same layout and dtype, and no
     argument shares memory with captured state unless one did when traced
     (then the exact signature of all inputs is compared, the slower check).
-    The tensors' metadata (dtype, device, sizes, strides, requires_grad,
-    dispatch keys) is checked by Dynamo's C++ check and their addresses
-    as one list: 0.1 µs per captured tensor (an Adam step's 200: 84 µs
-    per call with the check in Python); without Dynamo, per tensor in
-    Python (`_layout`)."""
+    Checked in Python per tensor (`_layout`), not by Dynamo's C++ tensor
+    check: that one compares dispatch keys, which depend on thread-local
+    state (`torch.inference_mode()`, autocast), so an entry called in and
+    out of inference mode compiled again on every call."""
 
     tensors: list[torch.Tensor]
     sources: list[Source | None]
     layouts: list[tuple] = field(default_factory=list)
     paths: _PathTree | None = None
-    # Dynamo's check of the distinct captured tensors, and their data pointers in order.
-    metadata: object = None
-    distinct: list[torch.Tensor] = field(default_factory=list)
-    addresses: list[int] = field(default_factory=list)
     storage_starts: list[int] = field(default_factory=list)  # sorted; the captured tensors' storages
     storage_ends: list[int] = field(default_factory=list)
     exact_signature: tuple | None = None
@@ -440,9 +435,6 @@ class CapturedGuard:
         cls, tensors: list[torch.Tensor], sources: list[Source | None], arguments: Sequence[object]
     ) -> CapturedGuard:
         guard = cls(tensors, sources, [_layout(t) for t in tensors], _PathTree(sources, tensors))
-        guard.distinct = list({id(t): t for t in tensors}.values())  # (Dynamo's check takes each object once)
-        guard.metadata = tensor_metadata_guards(guard.distinct)
-        guard.addresses = [t.data_ptr() for t in guard.distinct]
         ranges = sorted({(s.data_ptr(), s.data_ptr() + s.nbytes()) for s in (t.untyped_storage() for t in tensors)})
         guard.storage_starts, guard.storage_ends = [r[0] for r in ranges], [r[1] for r in ranges]
         if any(guard._in_captured_storage(a) for a in arguments if isinstance(a, torch.Tensor)):
@@ -455,13 +447,9 @@ class CapturedGuard:
                 return False
         except (AttributeError, KeyError, IndexError, TypeError, ValueError):
             return False  # the path is gone: tracing again will say what the program reads now
-        if self.metadata is not None:
-            if not self.metadata.check(*self.distinct) or list(map(_data_pointer, self.distinct)) != self.addresses:
+        for tensor, layout in zip(self.tensors, self.layouts):
+            if _layout(tensor) != layout:
                 return False
-        else:
-            for tensor, layout in zip(self.tensors, self.layouts):
-                if _layout(tensor) != layout:
-                    return False
         if self.exact_signature is not None:
             return input_signature([*arguments, *self.tensors]) == self.exact_signature
         return not any(self._in_captured_storage(a) for a in arguments if isinstance(a, torch.Tensor))
@@ -481,9 +469,6 @@ def _layout(tensor: torch.Tensor) -> tuple:
     # (`t_()` on a square tensor changes the strides only), dtype and device
     # the rest (`w.data = w.data.view(torch.int32)` keeps address and layout).
     return tensor.data_ptr(), tensor.shape, tensor.stride(), tensor.dtype, tensor.device
-
-
-_data_pointer = torch.Tensor.data_ptr
 
 
 class _PathTree:
