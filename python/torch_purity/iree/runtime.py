@@ -135,20 +135,6 @@ _data_pointer = torch.Tensor.data_ptr
 _storage_offset = torch.Tensor.storage_offset
 
 
-def tensor_metadata_guards(tensors: Sequence[torch.Tensor]):
-    """Dynamo's C++ check of these distinct tensors' dtype, device,
-    requires_grad, dispatch keys, sizes and strides: `.check(*tensors)`
-    says whether tensors given in the same order still have them. None
-    without Dynamo."""
-    if _TensorGuards is None:
-        return None
-    return _TensorGuards(
-        *tensors,
-        dynamic_dims_sizes=[list(t.shape) for t in tensors],
-        dynamic_dims_strides=[list(t.stride()) for t in tensors],
-    )
-
-
 class SignatureRepeat:
     """Whether a call's leaves have the `input_signature` of the call this
     was made from, checked mostly in C instead of walking them in Python.
@@ -209,7 +195,12 @@ class SignatureRepeat:
         # object once, the object groups say where it comes again.
         firsts = [k for k, first in enumerate(repeat.objects) if k == first]
         repeat.firsts = None if len(firsts) == len(tensors) else (lambda ts: [ts[k] for k in firsts])
-        repeat.guards = tensor_metadata_guards([tensors[k] for k in firsts])
+        distinct = [tensors[k] for k in firsts]
+        repeat.guards = _TensorGuards(
+            *distinct,
+            dynamic_dims_sizes=[list(t.shape) for t in distinct],
+            dynamic_dims_strides=[list(t.stride()) for t in distinct],
+        )
         repeat.offsets = list(map(_storage_offset, tensors))
         repeat.storages = _storage_groups(tensors)
         everything_apart = list(range(len(tensors)))
