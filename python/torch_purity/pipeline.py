@@ -102,6 +102,7 @@ STAGES: tuple[Stage, ...] = (
     Stage(
         "iree-abi",
         (
+            "purity-elide-input-view-results",
             "purity-tensor-while-condition",
             "purity-seed-from-argument",
             "purity-isolate-results",

@@ -158,3 +158,51 @@ func.func @scalar_counter(%step: !torch.vtensor<[],f32>, %p: !torch.vtensor<[4],
   %1 = torch.aten.sub.Scalar %p, %int1, %int1 : !torch.vtensor<[4],f32>, !torch.int, !torch.int -> !torch.vtensor<[4],f32>
   return %0, %1 : !torch.vtensor<[],f32>, !torch.vtensor<[4],f32>
 }
+
+// -----
+
+// A region read, updated pointwise and written back into the same region
+// (`x[1:3].add_(1)`, `x[i].mul_(y)` at an int position): tied. The slice's
+// bounds are the same constants, the row's position the same value.
+// CHECK-LABEL: func.func @region_updated_pointwise(
+// CHECK-SAME: %{{.*}}: !torch.vtensor<[4,3],f32> {iree.abi.output = 0 : index}, %{{.*}}: !torch.vtensor<[4,3],f32> {iree.abi.output = 1 : index}
+func.func @region_updated_pointwise(%arg0: !torch.vtensor<[4,3],f32>, %arg1: !torch.vtensor<[4,3],f32>, %arg2: !torch.vtensor<[3],f32>, %arg3: !torch.int) -> (!torch.vtensor<[4,3],f32> {purity.written_input = 0 : i64}, !torch.vtensor<[4,3],f32> {purity.written_input = 1 : i64}) attributes {purity.result_element_types = ["f32", "f32"]} {
+  %int0 = torch.constant.int 0
+  %int1 = torch.constant.int 1
+  %int3 = torch.constant.int 3
+  %int1_0 = torch.constant.int 1
+  %0 = torch.aten.slice.Tensor %arg0, %int0, %int1, %int3, %int1 : !torch.vtensor<[4,3],f32>, !torch.int, !torch.int, !torch.int, !torch.int -> !torch.vtensor<[2,3],f32>
+  %1 = torch.aten.add.Scalar %0, %int1, %int1 : !torch.vtensor<[2,3],f32>, !torch.int, !torch.int -> !torch.vtensor<[2,3],f32>
+  %2 = torch.aten.slice_scatter %arg0, %1, %int0, %int1_0, %int3, %int1 : !torch.vtensor<[4,3],f32>, !torch.vtensor<[2,3],f32>, !torch.int, !torch.int, !torch.int, !torch.int -> !torch.vtensor<[4,3],f32>
+  %3 = torch.aten.select.int %arg1, %int0, %arg3 : !torch.vtensor<[4,3],f32>, !torch.int, !torch.int -> !torch.vtensor<[3],f32>
+  %4 = torch.aten.mul.Tensor %3, %arg2 : !torch.vtensor<[3],f32>, !torch.vtensor<[3],f32> -> !torch.vtensor<[3],f32>
+  %5 = torch.aten.select_scatter %arg1, %4, %int0, %arg3 : !torch.vtensor<[4,3],f32>, !torch.vtensor<[3],f32>, !torch.int, !torch.int -> !torch.vtensor<[4,3],f32>
+  return %2, %5 : !torch.vtensor<[4,3],f32>, !torch.vtensor<[4,3],f32>
+}
+
+// -----
+
+// Not tied: a region read that is written into another region (overlapping
+// in place, a dispatch could read what it has written); a region read
+// through an op that is not pointwise (a flip); the read region also kept
+// as an output (read after the write).
+// CHECK-LABEL: func.func @region_reads_not_ordered_before_the_write(
+// CHECK-NOT: iree.abi.output
+// CHECK: return
+func.func @region_reads_not_ordered_before_the_write(%arg0: !torch.vtensor<[4,3],f32>, %arg1: !torch.vtensor<[4,3],f32>, %arg2: !torch.vtensor<[4,3],f32>) -> (!torch.vtensor<[2,3],f32>, !torch.vtensor<[4,3],f32> {purity.written_input = 0 : i64}, !torch.vtensor<[4,3],f32> {purity.written_input = 1 : i64}, !torch.vtensor<[4,3],f32> {purity.written_input = 2 : i64}) attributes {purity.result_element_types = ["f32", "f32", "f32", "f32"]} {
+  %int0 = torch.constant.int 0
+  %int1 = torch.constant.int 1
+  %int2 = torch.constant.int 2
+  %int3 = torch.constant.int 3
+  %0 = torch.aten.slice.Tensor %arg0, %int0, %int0, %int2, %int1 : !torch.vtensor<[4,3],f32>, !torch.int, !torch.int, !torch.int, !torch.int -> !torch.vtensor<[2,3],f32>
+  %1 = torch.aten.add.Scalar %0, %int1, %int1 : !torch.vtensor<[2,3],f32>, !torch.int, !torch.int -> !torch.vtensor<[2,3],f32>
+  %2 = torch.aten.slice_scatter %arg0, %1, %int0, %int1, %int3, %int1 : !torch.vtensor<[4,3],f32>, !torch.vtensor<[2,3],f32>, !torch.int, !torch.int, !torch.int, !torch.int -> !torch.vtensor<[4,3],f32>
+  %list = torch.prim.ListConstruct %int0 : (!torch.int) -> !torch.list<int>
+  %3 = torch.aten.slice.Tensor %arg1, %int0, %int0, %int2, %int1 : !torch.vtensor<[4,3],f32>, !torch.int, !torch.int, !torch.int, !torch.int -> !torch.vtensor<[2,3],f32>
+  %4 = torch.aten.flip %3, %list : !torch.vtensor<[2,3],f32>, !torch.list<int> -> !torch.vtensor<[2,3],f32>
+  %5 = torch.aten.slice_scatter %arg1, %4, %int0, %int0, %int2, %int1 : !torch.vtensor<[4,3],f32>, !torch.vtensor<[2,3],f32>, !torch.int, !torch.int, !torch.int, !torch.int -> !torch.vtensor<[4,3],f32>
+  %6 = torch.aten.slice.Tensor %arg2, %int0, %int0, %int2, %int1 : !torch.vtensor<[4,3],f32>, !torch.int, !torch.int, !torch.int, !torch.int -> !torch.vtensor<[2,3],f32>
+  %7 = torch.aten.add.Scalar %6, %int1, %int1 : !torch.vtensor<[2,3],f32>, !torch.int, !torch.int -> !torch.vtensor<[2,3],f32>
+  %8 = torch.aten.slice_scatter %arg2, %7, %int0, %int0, %int2, %int1 : !torch.vtensor<[4,3],f32>, !torch.vtensor<[2,3],f32>, !torch.int, !torch.int, !torch.int, !torch.int -> !torch.vtensor<[4,3],f32>
+  return %6, %2, %5, %8 : !torch.vtensor<[2,3],f32>, !torch.vtensor<[4,3],f32>, !torch.vtensor<[4,3],f32>, !torch.vtensor<[4,3],f32>
+}

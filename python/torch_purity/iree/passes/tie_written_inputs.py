@@ -22,7 +22,16 @@ the buffer:
   op from the argument to its final value is in `ops.POINTWISE_OPS` with the
   argument's shape, and every read of the argument leads to the final value,
   so each element is read before, or in the same dispatch as, the write of
-  that element.
+  that element;
+- or one region is updated pointwise (`x[:10].add_(1)`, `cache[pos].mul_(a)`):
+  the argument is written once (a `slice_scatter` / `select_scatter`), its
+  other element reads are `slice` / `select` of that same region (same dim,
+  bounds, position value) whose values reach the written value through
+  pointwise ops of the region's shape only, or guard reads. The write needs
+  every read first, and each element is read before, or in the same
+  dispatch as, its write. Before this rule such an update came back as a
+  whole new tensor that the runtime copied into the argument (`x[:10].add_(1)`
+  on a 32 MiB tensor: 23.8 ms, 11 µs tied).
 A value written into two arguments is never tied (beyond IREE's aliasing).
 IREE-WORKAROUND(scalar-tie-transfer): a rank-0 argument is never tied. IREE
 3.13 stores a tied 0-d result (an optimizer's step counter, `step_t += 1`)
@@ -75,7 +84,9 @@ def _tie(function: Operation) -> None:
         shared = sum(1 for _, other in final_values.values() if other == final) > 1
         if static_sizes(argument.type) == []:
             continue  # IREE-WORKAROUND(scalar-tie-transfer), in the docstring
-        if not shared and (_only_written_into(argument) or _updated_pointwise(argument, final)):
+        if not shared and (
+            _only_written_into(argument) or _updated_pointwise(argument, final) or _region_updated_pointwise(argument)
+        ):
             set_arg_attrs(function, argument_index, {contract.IREE_OUTPUT: tie_attr(result_index)})
 
 
@@ -107,6 +118,53 @@ def _only_written_into(argument) -> bool:
         (use.operand_number == 0 and _writes_region_of_base(use.owner)) or contract.GUARD_READ in use.owner.attributes
         for use in element_uses
     )
+
+
+# A region's read -> the write of that kind of region. The read's operands
+# after its base name the region as the write's do after its base and source.
+_REGION_READS = {
+    "torch.aten.slice.Tensor": "torch.aten.slice_scatter",
+    "torch.aten.select.int": "torch.aten.select_scatter",
+}
+
+
+def _region_updated_pointwise(argument) -> bool:
+    """The argument is written once, into one region (a slice or a row), with
+    a value computed from that same region through pointwise ops of its
+    shape (`x[:10].add_(1)`, `cache[pos].mul_(0.5)`), and otherwise only
+    written into as `_only_written_into` allows: each element of the region
+    is read before, or in the same dispatch as, its write, and the write
+    needs every read of the region first."""
+    uses = [use for use in argument.uses if not _reads_sizes_only(use.owner)]
+    writes = [use.owner for use in uses if use.operand_number == 0 and _writes_region_of_base(use.owner)]
+    reads = [use.owner for use in uses if use.operand_number == 0 and use.owner.name in _REGION_READS]
+    if len(writes) != 1 or not reads:
+        return False
+    (write,) = writes
+    others = [use for use in uses if use.owner != write and use.owner not in reads]
+    if any(contract.GUARD_READ not in use.owner.attributes for use in others):
+        return False
+    return all(
+        _REGION_READS[read.name] == write.name
+        and _same_values(list(read.operands)[1:], list(write.operands)[2:])
+        and _updated_pointwise(read.results[0], write.operands[1])
+        for read in reads
+    )
+
+
+def _same_values(first: list, second: list) -> bool:
+    """Operand lists naming the same values: the same SSA values or equal constants."""
+    if len(first) != len(second):
+        return False
+    for one, other in zip(first, second, strict=True):
+        if one == other:
+            continue
+        try:
+            if constant_of(one) != constant_of(other):
+                return False
+        except NotConstant:
+            return False
+    return True
 
 
 def _writes_region_of_base(user) -> bool:
