@@ -78,6 +78,7 @@ STAGES: tuple[Stage, ...] = (
         (
             "purity-synthesize-bases",
             "purity-functionalize{record-mutations=true}",
+            "purity-fold-region-rewrites",
             "purity-decompose-strided",
             "purity-check-indices",
             "canonicalize",

@@ -53,6 +53,15 @@ def slice_added_returned(cache):
     return cache
 
 
+def row_scaled_at_int(cache, row, position: int):
+    cache[position].mul_(row[0]).sub_(0.5)
+    return cache[position]
+
+
+def slice_updated_twice(cache):
+    cache[:4].add_(1).clamp_(0, 1)
+
+
 def slice_updated_from_an_input(cache, row, position: int):
     cache[position : position + 1].addcmul_(row, row, value=0.5)
 
@@ -63,6 +72,8 @@ _NO_COPY = [
     (scaled_returned, lambda: ()),
     (slice_added, lambda: ()),
     (slice_added_returned, lambda: ()),
+    (row_scaled_at_int, lambda: (torch.randn(1, COLUMNS), 2000)),
+    (slice_updated_twice, lambda: ()),
     (slice_updated_from_an_input, lambda: (torch.randn(1, COLUMNS), 9)),
 ]
 

@@ -49,6 +49,21 @@ def constant_of(value: Value) -> object:
     raise NotConstant
 
 
+def same_values(first: list[Value], second: list[Value]) -> bool:
+    """Operand lists naming the same values: the same SSA values or equal constants."""
+    if len(first) != len(second):
+        return False
+    for one, other in zip(first, second, strict=True):
+        if one == other:
+            continue
+        try:
+            if constant_of(one) != constant_of(other):
+                return False
+        except NotConstant:
+            return False
+    return True
+
+
 def int_constant(value: int) -> Value:
     context = Location.current.context
     return ConstantIntOp(

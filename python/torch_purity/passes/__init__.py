@@ -14,6 +14,7 @@ from .base import ModulePass, PassFailed, PassOptionError
 PASS_MODULES: dict[str, tuple[str, str]] = {
     "purity-synthesize-bases": ("synthesize_bases", "SynthesizeBases"),
     "purity-functionalize": ("functionalize", "Functionalize"),
+    "purity-fold-region-rewrites": ("fold_region_rewrites", "FoldRegionRewrites"),
     "purity-decompose-strided": ("decompose_strided", "DecomposeStrided"),
     "purity-check-indices": ("check_indices", "CheckIndices"),
     "purity-expose-input-writes": ("expose_input_writes", "ExposeInputWrites"),

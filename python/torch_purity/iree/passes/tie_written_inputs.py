@@ -55,7 +55,7 @@ from torch_mlir.ir import Operation, OpResult
 from ... import contract
 from ...contract.ir import tie_attr, written_input
 from ...ir_helpers.functions import function_ops, set_arg_attrs, terminator
-from ...ir_helpers.torch_values import NotConstant, constant_of, sizes_of, static_sizes
+from ...ir_helpers.torch_values import NotConstant, constant_of, same_values, sizes_of, static_sizes
 from ...ops import POINTWISE_OPS
 from ...passes.base import ModulePass
 
@@ -146,25 +146,10 @@ def _region_updated_pointwise(argument) -> bool:
         return False
     return all(
         _REGION_READS[read.name] == write.name
-        and _same_values(list(read.operands)[1:], list(write.operands)[2:])
+        and same_values(list(read.operands)[1:], list(write.operands)[2:])
         and _updated_pointwise(read.results[0], write.operands[1])
         for read in reads
     )
-
-
-def _same_values(first: list, second: list) -> bool:
-    """Operand lists naming the same values: the same SSA values or equal constants."""
-    if len(first) != len(second):
-        return False
-    for one, other in zip(first, second, strict=True):
-        if one == other:
-            continue
-        try:
-            if constant_of(one) != constant_of(other):
-                return False
-        except NotConstant:
-            return False
-    return True
 
 
 def _writes_region_of_base(user) -> bool:
