@@ -18,13 +18,11 @@ those keep their copy."""
 
 from __future__ import annotations
 
-import re
-
 import pytest
 import torch
 
 import torch_purity
-from torch_purity.iree.module import compile_linalg
+from torch_purity.iree.module import scheduled_buffers
 
 ROWS, COLUMNS = 4096, 64  # 1 MiB of float32
 
@@ -113,12 +111,7 @@ _KEEP_ORDER = [
 
 def _largest_stream_buffer(entry) -> int:
     """The largest copy or allocation, in bytes, in IREE's scheduled program."""
-    stream = compile_linalg(entry.lowered.iree_input, "cpu", ("--compile-to=stream",)).decode()
-    sizes = [0]
-    for line in stream.splitlines():
-        if "stream.cmd.copy" in line or "stream.resource.alloca" in line:
-            sizes += [int(size) for size in re.findall(r"%c(\d+)\b", line)]
-    return max(sizes)
+    return max([0] + [size for _, size in scheduled_buffers(entry.lowered.iree_input, "cpu")])
 
 
 def _check_against_eager(program, make_arguments, calls: int = 3):

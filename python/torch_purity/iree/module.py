@@ -41,6 +41,25 @@ def compile_linalg(text: str, target: str, extra_flags: tuple[str, ...] = ()) ->
         raise IreeCompileError(str(error)) from None
 
 
+_STREAM_SIZE = re.compile(r"%c(\d+)\b")
+
+
+def scheduled_buffers(text: str, target: str) -> list[tuple[str, int]]:
+    """What IREE's schedule for this program copies and allocates on each call:
+    ("copy" | "alloca", bytes) per `stream.cmd.copy` and
+    `stream.resource.alloca` of a constant size (`--compile-to=stream`). A
+    copy as large as an input written in place is a whole-tensor copy eager
+    does not make."""
+    stream = compile_linalg(text, target, ("--compile-to=stream",)).decode()
+    found = []
+    for line in stream.splitlines():
+        kind = "copy" if "stream.cmd.copy" in line else "alloca" if "stream.resource.alloca" in line else None
+        sizes = [int(size) for size in _STREAM_SIZE.findall(line)] if kind else []
+        if sizes:
+            found.append((kind, max(sizes)))  # (the line's other constants are offsets)
+    return found
+
+
 _ATEN_LOCATION = re.compile(r'loc\("((?:aten|prims)\.[\w.]+)"')
 
 
