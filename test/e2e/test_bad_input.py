@@ -158,6 +158,27 @@ def test_a_crash_in_a_compiler_stage_is_a_purity_error(monkeypatch, tmp_path):
     torch.testing.assert_close(torch_purity.compile(write_row_then_matmul)(x, w), expected)
 
 
+def test_an_internal_error_in_a_stage_ends_that_worker(monkeypatch):
+    """A Python exception in a stage is a bug of ours, reported as an internal
+    error of that stage; it may have left the worker's native state broken (a
+    dangling IR handle once did, and every later program failed), so the next
+    compilation runs in a new worker, and works."""
+    from torch_purity.driver import lowering_worker
+
+    monkeypatch.setenv("PURITY_LOWERING_WORKER_RAISE_IN", "linalg")
+    monkeypatch.setattr(lowering_worker, "_worker", None)
+    x, w = torch.randn(3, 4), torch.randn(4, 2)
+    before = (x.clone(), w.clone())
+    with pytest.raises(PurityError, match=r"linalg failed: internal error: RuntimeError: injected in linalg"):
+        torch_purity.compile(write_row_then_matmul)(x, w)
+    assert_untouched([x, w], before)
+    assert lowering_worker._worker is None
+    monkeypatch.delenv("PURITY_LOWERING_WORKER_RAISE_IN")
+    expected = write_row_then_matmul(x.clone(), w)
+    torch.testing.assert_close(torch_purity.compile(write_row_then_matmul)(x, w), expected)
+    assert lowering_worker._worker is not None and lowering_worker._worker.poll() is None
+
+
 def test_verify_each_pass_mode_compiles_like_the_default(monkeypatch):
     from torch_purity.driver import lowering_worker
 

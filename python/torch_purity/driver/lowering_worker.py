@@ -61,8 +61,11 @@ def lower(mutable_ir: str, dump_dir: str | None) -> LoweredProgram:
                     stage = payload
                 elif kind == "lowered":
                     return payload
-                else:  # "error": a located PurityError's fields
+                else:  # "error" or "internal-error": a located PurityError's fields
                     failed_stage, message, op, source = payload
+                    if kind == "internal-error":  # the worker exits after it: start the next one afresh
+                        worker.wait()
+                        _worker = None
                     raise PurityError(failed_stage, message, op=op, source=source)
         except (EOFError, BrokenPipeError, OSError):
             _worker = None
@@ -119,9 +122,12 @@ def _receive(stream: BinaryIO) -> tuple[str, object]:
 
 def _started(replies: BinaryIO, stage: str) -> None:
     _send(replies, ("stage", stage))
-    # Fault injection for the containment test: a native crash in that stage.
+    # Fault injection for the containment tests: a native crash, or a bug of
+    # ours (a Python exception), in that stage.
     if os.environ.get("PURITY_LOWERING_WORKER_CRASH_IN") == stage:
         os.kill(os.getpid(), signal.SIGSEGV)
+    if os.environ.get("PURITY_LOWERING_WORKER_RAISE_IN") == stage:
+        raise RuntimeError(f"injected in {stage}")
 
 
 def _serve() -> None:
@@ -147,8 +153,12 @@ def _serve() -> None:
             continue
         except Exception as error:  # a bug of ours: still named by its stage and type
             stage = stages[-1] if stages else "lower"
-            _send(replies, ("error", (stage, f"internal error: {type(error).__name__}: {error}", None, None)))
-            continue
+            _send(replies, ("internal-error", (stage, f"internal error: {type(error).__name__}: {error}", None, None)))
+            # A bug of ours may have left native state broken (a dangling IR
+            # handle once corrupted this process, and every later program
+            # failed with `SystemError: unknown opcode`): the next program
+            # gets a fresh worker.
+            return
         _send(replies, ("lowered", lowered))
 
 

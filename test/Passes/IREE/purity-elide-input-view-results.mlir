@@ -67,3 +67,21 @@ func.func @kept_call(%x: tensor<4xf32>) -> (tensor<4xf32> {purity.aliases_input 
   %called = func.call @no_view(%x) : (tensor<4xf32>) -> tensor<4xf32>
   return %called : tensor<4xf32>
 }
+
+// -----
+
+// Two view results where one's producer feeds the other's, each used twice
+// (`y = x.add_(1); z = y.t().add_(1); return z, y` on inputs sharing a
+// storage): both chains are erased once, and none is left marked.
+// CHECK-LABEL: func.func @views_sharing_producers(
+// CHECK-NOT: arith.addf
+// CHECK-NOT: purity.elide_if_unused
+// CHECK: %[[EMPTY0:.*]] = tensor.empty() : tensor<0xf32>
+// CHECK: %[[EMPTY1:.*]] = tensor.empty() : tensor<0xf32>
+// CHECK: return %[[EMPTY0]], %[[EMPTY1]], %[[KEPT:.*]] : tensor<0xf32>, tensor<0xf32>, tensor<4xf32>
+func.func @views_sharing_producers(%x: tensor<4xf32>, %k: tensor<4xf32>) -> (tensor<4xf32> {purity.aliases_input = 0 : i64, purity.view_sizes = array<i64: 4>}, tensor<4xf32> {purity.aliases_input = 1 : i64, purity.view_sizes = array<i64: 4>}, tensor<4xf32>) {
+  %first = arith.addf %x, %x : tensor<4xf32>
+  %second = arith.addf %first, %first : tensor<4xf32>
+  %kept = arith.mulf %k, %k : tensor<4xf32>
+  return %second, %first, %kept : tensor<4xf32>, tensor<4xf32>, tensor<4xf32>
+}

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from torch_mlir.ir import FunctionType, InsertionPoint, Operation, OpResult, RankedTensorType, TypeAttr
+from torch_mlir.ir import FunctionType, InsertionPoint, Operation, OpResult, RankedTensorType, TypeAttr, UnitAttr
 
 from ... import contract
 from ...ir_helpers.functions import function_ops, function_type, result_attr, terminator
@@ -62,21 +62,36 @@ def _elide(function: Operation) -> None:
     if not replaced:
         return
     function.attributes["function_type"] = TypeAttr.get(FunctionType.get(list(signature.inputs), results))
-    for value in replaced:
-        _erase_if_unused(value)
+    _erase_unused_producers(function.regions[0].blocks[0], replaced)
 
 
-def _erase_if_unused(value) -> None:
-    """Erases the op producing `value` when none of its results is used any
-    more, then its operands' producers the same way."""
-    pending = [value]
-    while pending:
-        current = pending.pop()
-        if not isinstance(current, OpResult):
+def _erase_unused_producers(block, values: list) -> None:
+    """Erases the ops of `block` producing `values` that no longer have a
+    use, then their operands' producers the same way.
+
+    The bindings give each handle its own Python object, and erasing through
+    one leaves the others dangling: so the walk goes backwards over handles
+    taken once, visiting each op once, after every op that could use it, and
+    marks the producers it may erase with an attribute instead of keeping
+    handles to them. (Following operands with handles crashed the process
+    when two results shared a producer.)"""
+    for value in values:
+        _mark(value)
+    for op in reversed([op.operation for op in block.operations]):
+        if _MARK not in op.attributes:
             continue
-        op = current.owner
+        del op.attributes[_MARK]
         if op.name in _EFFECTFUL or any(True for result in op.results for _ in result.uses):
             continue
         operands = list(op.operands)
         op.erase()
-        pending.extend(operands)
+        for operand in operands:
+            _mark(operand)
+
+
+_MARK = "purity.elide_if_unused"
+
+
+def _mark(value) -> None:
+    if isinstance(value, OpResult):
+        value.owner.attributes[_MARK] = UnitAttr.get()
