@@ -80,6 +80,8 @@ POINTWISE_OPS = frozenset(
         "where.self",
         "where.ScalarOther",
         "where.ScalarSelf",
+        "masked_fill.Scalar",
+        "masked_fill.Tensor",
         "isnan",
         "gt.Scalar",
         "gt.Tensor",

@@ -64,6 +64,18 @@ def slice_updated_from_an_input(cache, row, position: int):
     cache[position : position + 1].addcmul_(row, row, value=0.5)
 
 
+def element_set(cache, value):
+    cache[3, 4] = value
+
+
+def masked_filled(cache, mask):
+    cache.masked_fill_(mask, 0.0)
+
+
+def copied_from_an_input(cache, source):
+    cache.copy_(source)
+
+
 _NO_COPY = [
     (row_write_returned, lambda: (torch.randn(1, COLUMNS), torch.tensor([17]))),
     (int_row_write_returned, lambda: (torch.randn(1, COLUMNS), 17)),
@@ -73,6 +85,8 @@ _NO_COPY = [
     (row_scaled_at_int, lambda: (torch.randn(1, COLUMNS), 2000)),
     (slice_updated_twice, lambda: ()),
     (slice_updated_from_an_input, lambda: (torch.randn(1, COLUMNS), 9)),
+    (masked_filled, lambda: (torch.rand(COLUMNS) < 0.5,)),
+    (copied_from_an_input, lambda: (torch.randn(ROWS, COLUMNS),)),
 ]
 
 
@@ -100,12 +114,31 @@ def slice_after_another_read(cache):
     return total
 
 
+# Tied (no copy back by the runtime: 131 -> 14 µs on 1 MiB), but IREE still
+# copies the input inside the call: the element is written into row 3 in
+# place (purity-dispatch-argument-writes) while row 3 is read again for the
+# outer write, so IREE keeps the old buffer whole. Correctness only.
+_TIED_WITH_A_COPY_INSIDE_IREE = [
+    (element_set, lambda: (torch.randn(()),)),
+]
+
+
+def row_set_from_another(cache):
+    cache[3] = cache[5]
+
+
+def copied_from_its_flip(cache):
+    cache.copy_(cache.flip(0))
+
+
 _KEEP_ORDER = [
     (old_slice_kept, lambda: ()),
     (overlapping_slices, lambda: ()),
     (slice_reversed, lambda: ()),
     (slice_multiplied, lambda: (torch.randn(COLUMNS, COLUMNS),)),
     (slice_after_another_read, lambda: ()),
+    (row_set_from_another, lambda: ()),
+    (copied_from_its_flip, lambda: ()),
 ]
 
 
@@ -149,3 +182,13 @@ def test_written_in_place_without_a_whole_copy(program, make_arguments):
 def test_reads_the_write_does_not_wait_for_stay_correct(program, make_arguments):
     entry, _ = _check_against_eager(program, make_arguments)
     assert 0 not in entry.convention.tied_inputs
+
+
+@pytest.mark.parametrize(
+    ("program", "make_arguments"),
+    _TIED_WITH_A_COPY_INSIDE_IREE,
+    ids=[p.__name__ for p, _ in _TIED_WITH_A_COPY_INSIDE_IREE],
+)
+def test_tied_writes_match_eager(program, make_arguments):
+    entry, _ = _check_against_eager(program, make_arguments)
+    assert 0 in entry.convention.tied_inputs and entry.hand_over == "in place"

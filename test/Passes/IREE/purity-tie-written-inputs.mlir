@@ -206,3 +206,44 @@ func.func @region_reads_not_ordered_before_the_write(%arg0: !torch.vtensor<[4,3]
   %8 = torch.aten.slice_scatter %arg2, %7, %int0, %int0, %int2, %int1 : !torch.vtensor<[4,3],f32>, !torch.vtensor<[2,3],f32>, !torch.int, !torch.int, !torch.int, !torch.int -> !torch.vtensor<[4,3],f32>
   return %6, %2, %5, %8 : !torch.vtensor<[2,3],f32>, !torch.vtensor<[4,3],f32>, !torch.vtensor<[4,3],f32>, !torch.vtensor<[4,3],f32>
 }
+
+// -----
+
+// Tied: an element written into a row that is written back (`x[3, 2] = v`:
+// the row's other elements pass through the element write); a masked fill
+// (pointwise); an argument whose elements are never read (`x.copy_(y)`).
+// CHECK-LABEL: func.func @region_written_through_and_never_read(
+// CHECK-SAME: %{{.*}}: !torch.vtensor<[8,4],f32> {iree.abi.output = 0 : index}, %{{.*}}: !torch.vtensor<[],f32>, %{{.*}}: !torch.vtensor<[8,4],f32> {iree.abi.output = 1 : index}, %{{.*}}: !torch.vtensor<[4],i1>, %{{.*}}: !torch.vtensor<[8,4],f32> {iree.abi.output = 2 : index}, %{{.*}}: !torch.vtensor<[8,4],f32>)
+func.func @region_written_through_and_never_read(%arg0: !torch.vtensor<[8,4],f32>, %arg1: !torch.vtensor<[],f32>, %arg2: !torch.vtensor<[8,4],f32>, %arg3: !torch.vtensor<[4],i1>, %arg4: !torch.vtensor<[8,4],f32>, %arg5: !torch.vtensor<[8,4],f32>) -> (!torch.vtensor<[8,4],f32> {purity.written_input = 0 : i64}, !torch.vtensor<[8,4],f32> {purity.written_input = 2 : i64}, !torch.vtensor<[8,4],f32> {purity.written_input = 4 : i64}) attributes {purity.result_element_types = ["f32", "f32", "f32"]} {
+  %int0 = torch.constant.int 0
+  %int2 = torch.constant.int 2
+  %int3 = torch.constant.int 3
+  %float0 = torch.constant.float 0.000000e+00
+  %0 = torch.aten.select.int %arg0, %int0, %int3 : !torch.vtensor<[8,4],f32>, !torch.int, !torch.int -> !torch.vtensor<[4],f32>
+  %1 = torch.aten.select_scatter %0, %arg1, %int0, %int2 : !torch.vtensor<[4],f32>, !torch.vtensor<[],f32>, !torch.int, !torch.int -> !torch.vtensor<[4],f32>
+  %2 = torch.aten.select_scatter %arg0, %1, %int0, %int3 : !torch.vtensor<[8,4],f32>, !torch.vtensor<[4],f32>, !torch.int, !torch.int -> !torch.vtensor<[8,4],f32>
+  %3 = torch.aten.masked_fill.Scalar %arg2, %arg3, %float0 : !torch.vtensor<[8,4],f32>, !torch.vtensor<[4],i1>, !torch.float -> !torch.vtensor<[8,4],f32>
+  return %2, %3, %arg5 : !torch.vtensor<[8,4],f32>, !torch.vtensor<[8,4],f32>, !torch.vtensor<[8,4],f32>
+}
+
+// -----
+
+// Not tied: a row written from another row of the same argument (`x[3] =
+// x[5]`); an element written from another element of its row (`x[3, 2] =
+// x[3, 0]`: the row is read for the source too, not only passed through).
+// CHECK-LABEL: func.func @row_written_from_another_row(
+// CHECK-NOT: iree.abi.output
+// CHECK: return
+func.func @row_written_from_another_row(%arg0: !torch.vtensor<[8,4],f32>, %arg1: !torch.vtensor<[8,4],f32>) -> (!torch.vtensor<[8,4],f32> {purity.written_input = 0 : i64}, !torch.vtensor<[8,4],f32> {purity.written_input = 1 : i64}) attributes {purity.result_element_types = ["f32", "f32"]} {
+  %int0 = torch.constant.int 0
+  %int2 = torch.constant.int 2
+  %int3 = torch.constant.int 3
+  %int5 = torch.constant.int 5
+  %0 = torch.aten.select.int %arg0, %int0, %int5 : !torch.vtensor<[8,4],f32>, !torch.int, !torch.int -> !torch.vtensor<[4],f32>
+  %1 = torch.aten.select_scatter %arg0, %0, %int0, %int3 : !torch.vtensor<[8,4],f32>, !torch.vtensor<[4],f32>, !torch.int, !torch.int -> !torch.vtensor<[8,4],f32>
+  %2 = torch.aten.select.int %arg1, %int0, %int3 : !torch.vtensor<[8,4],f32>, !torch.int, !torch.int -> !torch.vtensor<[4],f32>
+  %3 = torch.aten.select.int %2, %int0, %int0 : !torch.vtensor<[4],f32>, !torch.int, !torch.int -> !torch.vtensor<[],f32>
+  %4 = torch.aten.select_scatter %2, %3, %int0, %int2 : !torch.vtensor<[4],f32>, !torch.vtensor<[],f32>, !torch.int, !torch.int -> !torch.vtensor<[4],f32>
+  %5 = torch.aten.select_scatter %arg1, %4, %int0, %int3 : !torch.vtensor<[8,4],f32>, !torch.vtensor<[4],f32>, !torch.int, !torch.int -> !torch.vtensor<[8,4],f32>
+  return %1, %5 : !torch.vtensor<[8,4],f32>, !torch.vtensor<[8,4],f32>
+}

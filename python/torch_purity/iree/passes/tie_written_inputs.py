@@ -18,16 +18,20 @@ the buffer:
   `slice_scatter` / non-accumulating `index_put` (a row, slice or the
   elements at some indices written into it), or a read marked
   `purity.guard_read` (purity-check-indices: the region the write replaces);
+- or its elements are not read at all (`x.copy_(y)`, `x.fill_(v)`: only its
+  sizes are);
 - or the update is pointwise (an optimizer step, `x.mul_(a).add_(g)`): every
   op from the argument to its final value is in `ops.POINTWISE_OPS` with the
-  argument's shape, and every read of the argument leads to the final value,
-  so each element is read before, or in the same dispatch as, the write of
-  that element;
+  argument's shape, or writes a region into it (`select_scatter` and the like
+  with it as the base: every other element stays where it was), and every
+  read of the argument leads to the final value, so each element is read
+  before, or in the same dispatch as, the write of that element;
 - or one region is updated pointwise (`x[:10].add_(1)`, `cache[pos].mul_(a)`):
   the argument is written once (a `slice_scatter` / `select_scatter`), its
   other element reads are `slice` / `select` of that same region (same dim,
   bounds, position value) whose values reach the written value through
-  pointwise ops of the region's shape only, or guard reads. The write needs
+  pointwise ops of the region's shape only (as above: `x[3, 4] = v` writes
+  an element into row 3 and row 3 back), or guard reads. The write needs
   every read first, and each element is read before, or in the same
   dispatch as, its write. Before this rule such an update came back as a
   whole new tensor that the runtime copied into the argument (`x[:10].add_(1)`
@@ -85,7 +89,10 @@ def _tie(function: Operation) -> None:
         if static_sizes(argument.type) == []:
             continue  # IREE-WORKAROUND(scalar-tie-transfer), in the docstring
         if not shared and (
-            _only_written_into(argument) or _updated_pointwise(argument, final) or _region_updated_pointwise(argument)
+            _only_written_into(argument)
+            or _never_read(argument)
+            or _updated_pointwise(argument, final)
+            or _region_updated_pointwise(argument)
         ):
             set_arg_attrs(function, argument_index, {contract.IREE_OUTPUT: tie_attr(result_index)})
 
@@ -152,6 +159,12 @@ def _region_updated_pointwise(argument) -> bool:
     )
 
 
+def _never_read(argument) -> bool:
+    """Only the argument's sizes are read (`x.copy_(y)`, `x.fill_(v)`): no
+    read of its elements can come after a write into its buffer."""
+    return all(_reads_sizes_only(use.owner) for use in argument.uses)
+
+
 def _writes_region_of_base(user) -> bool:
     if user.name in _IN_PLACE_BASES:
         return True
@@ -199,7 +212,9 @@ def _updated_pointwise(argument, final) -> bool:
                 if value == argument:
                     return False  # the original value is returned as it was
                 continue
-            if user.name not in POINTWISE_OPS or sizes_of(user.results[0].type) != shape:
+            # A region written into the value keeps each other element where it was.
+            through = user.name in POINTWISE_OPS or (use.operand_number == 0 and _writes_region_of_base(user))
+            if not through or sizes_of(user.results[0].type) != shape:
                 if value == argument or user.operation in feeding_final:
                     return False
                 continue  # reads a derived value: in its own buffer, or the final value once written
