@@ -92,31 +92,51 @@ func.func @guarded_writes(%cache: !torch.tensor<[6,4],f32>, %p: !torch.tensor<[4
 // false: `cache.index_copy_(0, position, row)`, a static KV cache) stays a
 // write of those elements: when a check fails it writes back what they held
 // (read at the clamped indices, purity.guard_read), so the argument can be
-// written in place. Accumulating writes are selected whole.
+// written in place. An accumulating write (`index_add_`) adds what it
+// would add when the checks pass, else the additive identity (-0.0: x +
+// -0.0 is x for every float, -0.0 included; 0 for integers), so it stays a
+// write of those elements too; booleans (an OR) are selected whole.
 // CHECK-LABEL: func.func @guarded_index_put(
 // CHECK: %[[CACHE:.*]] = torch.copy.to_vtensor %arg0
 // CHECK: %[[SUMS:.*]] = torch.copy.to_vtensor %arg1
+// CHECK: %[[FLAGS:.*]] = torch.copy.to_vtensor %arg4
+// CHECK: %[[COUNTS:.*]] = torch.copy.to_vtensor %arg6
 // CHECK: %[[CLAMPED:.*]] = torch.aten.clamp %arg3
 // CHECK: %[[SAFE:.*]] = torch.prim.ListConstruct %{{.*}} : (!torch.vtensor<[1],si64>) -> !torch.list<optional<vtensor>>
 // CHECK: torch.aten.index_put %[[CACHE]], %[[SAFE]], %arg2, %false
-// CHECK: %[[ADDED:.*]] = torch.aten.index_put %[[SUMS]], %{{.*}}, %arg2, %true
+// CHECK: torch.aten.index_put %[[SUMS]], %{{.*}}, %arg2, %true
+// CHECK: %[[ORED:.*]] = torch.aten.index_put %[[FLAGS]], %{{.*}}, %arg7, %true
 // CHECK: %[[OK:.*]] = torch.aten.all
 // CHECK: %[[OLD:.*]] = torch.aten.index.Tensor %[[CACHE]], %[[SAFE]] {purity.guard_read} : !torch.vtensor<[6,4],f32>, !torch.list<optional<vtensor>> -> !torch.vtensor<[1,4],f32>
 // CHECK: %[[ROW:.*]] = torch.aten.where.self %[[OK]], %arg2, %[[OLD]] : !torch.vtensor<[],i1>, !torch.vtensor<[1,4],f32>, !torch.vtensor<[1,4],f32> -> !torch.vtensor<[1,4],f32>
 // CHECK: %[[WRITTEN:.*]] = torch.aten.index_put %[[CACHE]], %[[SAFE]], %[[ROW]], %false
 // CHECK: torch.overwrite.tensor.contents %[[WRITTEN]] overwrites %arg0
-// CHECK: %[[KEPT:.*]] = torch.aten.where.self %[[OK]], %[[ADDED]], %[[SUMS]] : !torch.vtensor<[],i1>, !torch.vtensor<[6,4],f32>
+// CHECK: %[[NEGATIVE_ZERO:.*]] = torch.constant.float -0.000000e+00
+// CHECK: %[[ADDEND:.*]] = torch.aten.where.ScalarOther %[[OK]], %arg2, %[[NEGATIVE_ZERO]] : !torch.vtensor<[],i1>, !torch.vtensor<[1,4],f32>, !torch.float -> !torch.vtensor<[1,4],f32>
+// CHECK: %[[KEPT:.*]] = torch.aten.index_put %[[SUMS]], %{{.*}}, %[[ADDEND]], %true
 // CHECK: torch.overwrite.tensor.contents %[[KEPT]] overwrites %arg1
-func.func @guarded_index_put(%cache: !torch.tensor<[6,4],f32>, %sums: !torch.tensor<[6,4],f32>, %row: !torch.vtensor<[1,4],f32>, %position: !torch.vtensor<[1],si64>) -> !torch.vtensor<[1,4],f32> {
+// CHECK: %[[FLAGGED:.*]] = torch.aten.where.self %[[OK]], %[[ORED]], %[[FLAGS]] : !torch.vtensor<[],i1>, !torch.vtensor<[6,4],i1>
+// CHECK: torch.overwrite.tensor.contents %[[FLAGGED]] overwrites %arg4
+// CHECK: %[[ZERO:.*]] = torch.constant.int 0
+// CHECK: %[[COUNT:.*]] = torch.aten.where.ScalarOther %[[OK]], %arg5, %[[ZERO]] : !torch.vtensor<[],i1>, !torch.vtensor<[1,4],si64>, !torch.int -> !torch.vtensor<[1,4],si64>
+// CHECK: torch.aten.index_put %[[COUNTS]], %{{.*}}, %[[COUNT]], %true
+// CHECK: torch.overwrite.tensor.contents %{{.*}} overwrites %arg6
+func.func @guarded_index_put(%cache: !torch.tensor<[6,4],f32>, %sums: !torch.tensor<[6,4],f32>, %row: !torch.vtensor<[1,4],f32>, %position: !torch.vtensor<[1],si64>, %flags: !torch.tensor<[6,4],i1>, %count: !torch.vtensor<[1,4],si64>, %counts: !torch.tensor<[6,4],si64>, %flag: !torch.vtensor<[1,4],i1>) -> !torch.vtensor<[1,4],f32> {
   %false = torch.constant.bool false
   %true = torch.constant.bool true
   %c = torch.copy.to_vtensor %cache : !torch.vtensor<[6,4],f32>
   %s = torch.copy.to_vtensor %sums : !torch.vtensor<[6,4],f32>
+  %f = torch.copy.to_vtensor %flags : !torch.vtensor<[6,4],i1>
+  %n = torch.copy.to_vtensor %counts : !torch.vtensor<[6,4],si64>
   %indices = torch.prim.ListConstruct %position : (!torch.vtensor<[1],si64>) -> !torch.list<optional<vtensor>>
   %written = torch.aten.index_put %c, %indices, %row, %false : !torch.vtensor<[6,4],f32>, !torch.list<optional<vtensor>>, !torch.vtensor<[1,4],f32>, !torch.bool -> !torch.vtensor<[6,4],f32>
   %added = torch.aten.index_put %s, %indices, %row, %true : !torch.vtensor<[6,4],f32>, !torch.list<optional<vtensor>>, !torch.vtensor<[1,4],f32>, !torch.bool -> !torch.vtensor<[6,4],f32>
+  %ored = torch.aten.index_put %f, %indices, %flag, %true : !torch.vtensor<[6,4],i1>, !torch.list<optional<vtensor>>, !torch.vtensor<[1,4],i1>, !torch.bool -> !torch.vtensor<[6,4],i1>
+  %counted = torch.aten.index_put %n, %indices, %count, %true : !torch.vtensor<[6,4],si64>, !torch.list<optional<vtensor>>, !torch.vtensor<[1,4],si64>, !torch.bool -> !torch.vtensor<[6,4],si64>
   torch.overwrite.tensor.contents %written overwrites %cache : !torch.vtensor<[6,4],f32>, !torch.tensor<[6,4],f32>
   torch.overwrite.tensor.contents %added overwrites %sums : !torch.vtensor<[6,4],f32>, !torch.tensor<[6,4],f32>
+  torch.overwrite.tensor.contents %ored overwrites %flags : !torch.vtensor<[6,4],i1>, !torch.tensor<[6,4],i1>
+  torch.overwrite.tensor.contents %counted overwrites %counts : !torch.vtensor<[6,4],si64>, !torch.tensor<[6,4],si64>
   return %row : !torch.vtensor<[1,4],f32>
 }
 
@@ -213,4 +233,25 @@ func.func @index_in_a_loop(%x: !torch.vtensor<[8,4],f32>, %i: !torch.vtensor<[2]
     torch.prim.Loop.condition %go, iter(%2 : !torch.vtensor<[2,4],f32>)
   } : (!torch.int, !torch.bool, !torch.vtensor<[2,4],f32>) -> !torch.vtensor<[2,4],f32>
   return %0 : !torch.vtensor<[2,4],f32>
+}
+
+// -----
+
+// scatter_add into an argument (`x.scatter_add_(0, index, src)`): checked
+// like scatter (0..SIZE-1, clamped), and guarded as an accumulating write:
+// the source, or -0.0 where a check failed, is added at the clamped indices.
+// CHECK-LABEL: func.func @guarded_scatter_add(
+// CHECK: %[[X:.*]] = torch.copy.to_vtensor %arg0
+// CHECK: %[[CLAMPED:.*]] = torch.aten.clamp %arg1
+// CHECK: %[[OK:.*]] = torch.aten.all
+// CHECK: %[[NEGATIVE_ZERO:.*]] = torch.constant.float -0.000000e+00
+// CHECK: %[[ADDEND:.*]] = torch.aten.where.ScalarOther %[[OK]], %arg2, %[[NEGATIVE_ZERO]] : !torch.vtensor<[],i1>, !torch.vtensor<[2,4],f32>, !torch.float -> !torch.vtensor<[2,4],f32>
+// CHECK: %[[ADDED:.*]] = torch.aten.scatter_add %[[X]], %{{.*}}, %[[CLAMPED]], %[[ADDEND]]
+// CHECK: torch.overwrite.tensor.contents %[[ADDED]] overwrites %arg0
+func.func @guarded_scatter_add(%x: !torch.tensor<[6,4],f32>, %index: !torch.vtensor<[2,4],si64>, %src: !torch.vtensor<[2,4],f32>) {
+  %int0 = torch.constant.int 0
+  %0 = torch.copy.to_vtensor %x : !torch.vtensor<[6,4],f32>
+  %1 = torch.aten.scatter_add %0, %int0, %index, %src : !torch.vtensor<[6,4],f32>, !torch.int, !torch.vtensor<[2,4],si64>, !torch.vtensor<[2,4],f32> -> !torch.vtensor<[6,4],f32>
+  torch.overwrite.tensor.contents %1 overwrites %x : !torch.vtensor<[6,4],f32>, !torch.tensor<[6,4],f32>
+  return
 }

@@ -22,6 +22,7 @@ import pytest
 import torch
 
 import torch_purity
+from torch_purity.errors import PurityIndexError
 from torch_purity.iree.module import scheduled_buffers
 
 ROWS, COLUMNS = 4096, 64  # 1 MiB of float32
@@ -76,6 +77,18 @@ def copied_from_an_input(cache, source):
     cache.copy_(source)
 
 
+def rows_added(cache, index, rows):
+    cache.index_add_(0, index, rows)
+
+
+def accumulated_at_indices(cache, index, values):
+    cache.index_put_((index,), values, accumulate=True)
+
+
+def scattered_added(cache, index, values):
+    cache.scatter_add_(0, index, values)
+
+
 _NO_COPY = [
     (row_write_returned, lambda: (torch.randn(1, COLUMNS), torch.tensor([17]))),
     (int_row_write_returned, lambda: (torch.randn(1, COLUMNS), 17)),
@@ -87,6 +100,9 @@ _NO_COPY = [
     (slice_updated_from_an_input, lambda: (torch.randn(1, COLUMNS), 9)),
     (masked_filled, lambda: (torch.rand(COLUMNS) < 0.5,)),
     (copied_from_an_input, lambda: (torch.randn(ROWS, COLUMNS),)),
+    (rows_added, lambda: (torch.tensor([17, 5, 17]), torch.randn(3, COLUMNS))),
+    (accumulated_at_indices, lambda: (torch.tensor([9, 9, 4000]), torch.randn(3, COLUMNS))),
+    (scattered_added, lambda: (torch.randint(0, 8, (3, COLUMNS)), torch.randn(3, COLUMNS))),
 ]
 
 
@@ -192,3 +208,23 @@ def test_reads_the_write_does_not_wait_for_stay_correct(program, make_arguments)
 def test_tied_writes_match_eager(program, make_arguments):
     entry, _ = _check_against_eager(program, make_arguments)
     assert 0 in entry.convention.tied_inputs and entry.hand_over == "in place"
+
+
+def test_an_out_of_range_accumulation_leaves_every_bit_of_the_input():
+    """An accumulating write is written in place and, when its index check
+    fails, adds -0.0 where it would have added: every element keeps its
+    bits, -0.0 included (adding +0.0 would make it +0.0, which
+    torch.equal would not see)."""
+    compiled = torch_purity.compile(rows_added)
+    cache = torch.full((ROWS, COLUMNS), -0.0)
+    cache[1] = float("nan")
+    before = cache.clone()
+    with pytest.raises(PurityIndexError, match="index out of range"):
+        compiled(cache, torch.tensor([1, ROWS]), torch.randn(2, COLUMNS))
+    assert torch.equal(cache.view(torch.int32), before.view(torch.int32))
+    (entry,) = compiled.cache.values()
+    assert 0 in entry.convention.tied_inputs
+    rows = torch.randn(2, COLUMNS)
+    compiled(cache, torch.tensor([1, 0]), rows)
+    rows_added(before, torch.tensor([1, 0]), rows)
+    torch.testing.assert_close(cache, before, rtol=0, atol=0, equal_nan=True)

@@ -27,9 +27,12 @@ writes in place. Every written argument's final value is therefore guarded by
 (a `select_scatter`/`slice_scatter` chain) writes
 `where(ok, source, the region it replaces)`, whose read of that region is
 marked `purity.guard_read` (purity-expose-input-writes still ties such an
-argument: the read feeds the write of the same elements); any other final
-value becomes `where(ok, value, original)`, which keeps a pointwise update
-pointwise. When a check fails the compiled code thus writes back what each
+argument: the read feeds the write of the same elements); an accumulating
+write (`index_put(accumulate=True)` from `index_add_`, `scatter_add`) adds
+`where(ok, source, -0.0)` (0 for integers: x + -0.0 is x for every float,
+-0.0 included), so it stays a write of those elements and its argument can be
+tied too; any other final value becomes `where(ok, value, original)`, which
+keeps a pointwise update pointwise. When a check fails the compiled code thus writes back what each
 argument held, and the runtime neither copies back written inputs nor
 applies metadata mutations.
 
@@ -65,10 +68,21 @@ from torch_mlir.dialects.torch import (
     AtenViewOp,
     AtenWhereScalarOtherOp,
     AtenWhereSelfOp,
+    ConstantFloatOp,
     CopyToValueTensorOp,
     PrimListConstructOp,
 )
-from torch_mlir.ir import Attribute, DenseElementsAttr, InsertionPoint, Location, Operation, Type, UnitAttr, Value
+from torch_mlir.ir import (
+    Attribute,
+    DenseElementsAttr,
+    FloatAttr,
+    InsertionPoint,
+    Location,
+    Operation,
+    Type,
+    UnitAttr,
+    Value,
+)
 
 from .. import contract
 from ..contract import IndexCheck
@@ -403,12 +417,19 @@ def _guarded(final: Value, original: Value, ok: Value) -> Value:
         operands = list(write.operands)
         # The region read and the rebuilt write follow the op found (select, slice or index_put): the op name
         # is data, so generic creation.
-        region = Operation.create(
-            found.read, results=[found.region_type], operands=[current, *(operands[i] for i in found.position)]
-        )
-        region.attributes[contract.GUARD_READ] = UnitAttr.get()
         operands[0] = current
-        operands[found.source] = AtenWhereSelfOp(found.region_type, ok, operands[found.source], region.result).result
+        if found.read is None:  # an accumulating write: a failed check adds the identity
+            operands[found.source] = AtenWhereScalarOtherOp(
+                found.region_type, ok, operands[found.source], _additive_identity(found.region_type)
+            ).result
+        else:
+            region = Operation.create(
+                found.read, results=[found.region_type], operands=[current, *(operands[i] for i in found.position)]
+            )
+            region.attributes[contract.GUARD_READ] = UnitAttr.get()
+            operands[found.source] = AtenWhereSelfOp(
+                found.region_type, ok, operands[found.source], region.result
+            ).result
         current = Operation.create(
             write.name, results=[write.results[0].type], operands=operands, loc=write.location
         ).result
@@ -417,7 +438,7 @@ def _guarded(final: Value, original: Value, ok: Value) -> Value:
 
 @dataclass(frozen=True)
 class _RegionWrite:
-    read: str  # the op reading the region the write replaces
+    read: str | None  # the op reading the region the write replaces; None where the write adds to it
     source: int  # the operand holding what is written there
     region_type: Type
     position: tuple[int, ...]  # the operands saying where the region is (the read's after its base)
@@ -432,14 +453,25 @@ def _region_write(value: Value) -> _RegionWrite | None:
     name = getattr(owner, "name", None)
     if name in _SCATTERS:
         return _RegionWrite(_REGION_READS[name], 1, owner.operands[1].type, tuple(range(2, len(owner.operands))))
+    if name == "torch.aten.scatter_add":  # (self, dim, index, src): added to, guarded as an accumulating index_put
+        source = owner.operands[3]
+        kind = element_type_text(source.type)
+        if kind != element_type_text(owner.operands[0].type) or kind not in _ADDITIVE_IDENTITIES:
+            return None
+        return _RegionWrite(None, 3, source.type, ())
     if name not in _INDEX_PUTS:
         return None
     try:
-        if constant_of(owner.operands[3]) is not False:
-            return None  # accumulating: the region is added to, not replaced
+        accumulating = constant_of(owner.operands[3])
     except NotConstant:
         return None
     base, values = owner.operands[0], owner.operands[2]
+    if accumulating is not False:
+        # Added to, not replaced: guarded by adding the identity instead.
+        kind = element_type_text(values.type)
+        if accumulating is not True or kind != element_type_text(base.type) or kind not in _ADDITIVE_IDENTITIES:
+            return None
+        return _RegionWrite(None, 2, values.type, ())
     sizes = static_sizes(base.type)
     construct = getattr(owner.operands[1].owner, "operation", None)
     if sizes is None or getattr(construct, "name", None) != "torch.prim.ListConstruct":
@@ -452,6 +484,20 @@ def _region_write(value: Value) -> _RegionWrite | None:
         return None
     region_type = _type(_with_shape(str(base.type), ",".join(map(str, shape))))
     return _RegionWrite("torch.aten.index.Tensor", 2, region_type, (1,))
+
+
+# The value each element type adds without changing any element: -0.0
+# (x + -0.0 is x for every float, -0.0 and +0.0 included; +0.0 would turn a
+# -0.0 into +0.0), and 0 for integers. Booleans (an OR) and complex numbers
+# keep the whole-tensor select.
+_FLOATS = ("f16", "bf16", "f32", "f64")
+_ADDITIVE_IDENTITIES = (*_FLOATS, "si8", "si16", "si32", "si64", "ui8")
+
+
+def _additive_identity(tensor_type: Type) -> Value:
+    if element_type_text(tensor_type) in _FLOATS:
+        return ConstantFloatOp(FloatAttr.get_f64(-0.0), results=[_type("!torch.float")]).result
+    return int_constant(0)
 
 
 def _indexed_shape(sizes: list[int], indices: list[Value]) -> list[int] | None:

@@ -52,7 +52,7 @@ func.func @row_written_into(%arg0: !torch.vtensor<[4,3],f32>, %arg1: !torch.vten
 
 // Elements at a tensor position replaced (index_put, accumulate false: a
 // static KV cache's row), the region read first for the index checks'
-// guard: tied. Accumulating into it reads what it adds to: not tied.
+// guard: tied.
 // CHECK-LABEL: func.func @index_put_into(
 // CHECK-SAME: %{{.*}}: !torch.vtensor<[4,3],f32> {iree.abi.output = 1 : index}
 func.func @index_put_into(%arg0: !torch.vtensor<[4,3],f32>, %arg1: !torch.vtensor<[1,3],f32>, %arg2: !torch.vtensor<[1],si64>) -> (!torch.vtensor<[1,3],f32>, !torch.vtensor<[4,3],f32> {purity.written_input = 0 : i64}) attributes {purity.result_element_types = ["f32", "f32"]} {
@@ -65,14 +65,20 @@ func.func @index_put_into(%arg0: !torch.vtensor<[4,3],f32>, %arg1: !torch.vtenso
 
 // -----
 
+// Accumulating (`index_add_`, `scatter_add_`): the scatter reads each
+// element it adds to in the op that writes it, and nothing else reads the
+// argument: tied. Not tied where the argument is also read elsewhere
+// (returned as it was).
 // CHECK-LABEL: func.func @index_put_accumulating(
-// CHECK-NOT: iree.abi.output
-// CHECK: return
-func.func @index_put_accumulating(%arg0: !torch.vtensor<[4,3],f32>, %arg1: !torch.vtensor<[1,3],f32>, %arg2: !torch.vtensor<[1],si64>) -> (!torch.vtensor<[4,3],f32> {purity.written_input = 0 : i64}) attributes {purity.result_element_types = ["f32"]} {
+// CHECK-SAME: %{{.*}}: !torch.vtensor<[4,3],f32> {iree.abi.output = 0 : index}, %{{.*}}: !torch.vtensor<[1,3],f32>, %{{.*}}: !torch.vtensor<[1],si64>, %{{.*}}: !torch.vtensor<[4,3],f32>, %{{.*}}: !torch.vtensor<[4,3],f32> {iree.abi.output = 3 : index}, %{{.*}}: !torch.vtensor<[1,3],si64>)
+func.func @index_put_accumulating(%arg0: !torch.vtensor<[4,3],f32>, %arg1: !torch.vtensor<[1,3],f32>, %arg2: !torch.vtensor<[1],si64>, %arg3: !torch.vtensor<[4,3],f32>, %arg4: !torch.vtensor<[4,3],f32>, %arg5: !torch.vtensor<[1,3],si64>) -> (!torch.vtensor<[4,3],f32> {purity.written_input = 0 : i64}, !torch.vtensor<[4,3],f32>, !torch.vtensor<[4,3],f32> {purity.written_input = 3 : i64}, !torch.vtensor<[4,3],f32> {purity.written_input = 4 : i64}) attributes {purity.result_element_types = ["f32", "f32", "f32", "f32"]} {
   %true = torch.constant.bool true
+  %int0 = torch.constant.int 0
   %indices = torch.prim.ListConstruct %arg2 : (!torch.vtensor<[1],si64>) -> !torch.list<optional<vtensor>>
   %0 = torch.aten.index_put %arg0, %indices, %arg1, %true : !torch.vtensor<[4,3],f32>, !torch.list<optional<vtensor>>, !torch.vtensor<[1,3],f32>, !torch.bool -> !torch.vtensor<[4,3],f32>
-  return %0 : !torch.vtensor<[4,3],f32>
+  %1 = torch.aten.index_put %arg3, %indices, %arg1, %true : !torch.vtensor<[4,3],f32>, !torch.list<optional<vtensor>>, !torch.vtensor<[1,3],f32>, !torch.bool -> !torch.vtensor<[4,3],f32>
+  %2 = torch.aten.scatter_add %arg4, %int0, %arg5, %arg1 : !torch.vtensor<[4,3],f32>, !torch.int, !torch.vtensor<[1,3],si64>, !torch.vtensor<[1,3],f32> -> !torch.vtensor<[4,3],f32>
+  return %0, %arg3, %1, %2 : !torch.vtensor<[4,3],f32>, !torch.vtensor<[4,3],f32>, !torch.vtensor<[4,3],f32>, !torch.vtensor<[4,3],f32>
 }
 
 // -----

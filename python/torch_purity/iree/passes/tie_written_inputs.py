@@ -15,9 +15,12 @@ overlapping `x[1:].copy_(x[:-1].clone())` failed at run time). So the tie is
 added only where no read of the original value can come after a write into
 the buffer:
 - every use of the original value is as the base of a `select_scatter` /
-  `slice_scatter` / non-accumulating `index_put` (a row, slice or the
-  elements at some indices written into it), or a read marked
-  `purity.guard_read` (purity-check-indices: the region the write replaces);
+  `slice_scatter` / `index_put` (a row, slice or the elements at some
+  indices written into it) or a `scatter_add` (with `index_put(accumulate=
+  True)`, from `index_add_`: the scatter reads each element it adds to in
+  the op that writes it; `index_add_` of 2 rows into 1 MiB: 337 µs with the
+  copy, 16 µs tied), or a read marked `purity.guard_read`
+  (purity-check-indices: the region the write replaces);
 - or its elements are not read at all (`x.copy_(y)`, `x.fill_(v)`: only its
   sizes are);
 - or the update is pointwise (an optimizer step, `x.mul_(a).add_(g)`): every
@@ -97,9 +100,14 @@ def _tie(function: Operation) -> None:
             set_arg_attrs(function, argument_index, {contract.IREE_OUTPUT: tie_attr(result_index)})
 
 
-_IN_PLACE_BASES = ("torch.aten.select_scatter", "torch.aten.slice_scatter")
+# Ops writing into their operand 0 only where they write (scatter_add: adds
+# its source at the indices, reading each element in the op that writes it).
+_IN_PLACE_BASES = ("torch.aten.select_scatter", "torch.aten.slice_scatter", "torch.aten.scatter_add")
 # index_put(self, indices, values, accumulate): with accumulate false, it
-# replaces the elements at `indices` (a static-cache write at a tensor position).
+# replaces the elements at `indices` (a static-cache write at a tensor
+# position); with accumulate true (`index_add_`), it adds to them, reading
+# each in the op that writes it (IREE's scatter updates its destination in
+# place, one index after the other).
 _INDEX_PUTS = ("torch.aten.index_put", "torch.aten.index_put.hacked_twin", "torch.aten._index_put_impl")
 # Reads of an argument's sizes (a dynamic dim's value) or of its sizes and
 # dtype only (`full_like(x, 0.1)`: a foreach `lerp_` is traced as
@@ -171,7 +179,7 @@ def _writes_region_of_base(user) -> bool:
     if user.name not in _INDEX_PUTS:
         return False
     try:
-        return constant_of(user.operands[3]) is False
+        return constant_of(user.operands[3]) in (False, True)
     except NotConstant:
         return False
 
