@@ -89,6 +89,18 @@ def scattered_added(cache, index, values):
     cache.scatter_add_(0, index, values)
 
 
+def flat_slice_scaled(cache):
+    cache.view(-1)[5:10].mul_(2)
+
+
+def row_of_a_reshape_written(cache, row):
+    cache.view(ROWS * 2, COLUMNS // 2)[7].copy_(row[0, : COLUMNS // 2])
+
+
+def unsqueezed_row_added(cache, position: int):
+    cache.unsqueeze(1)[position].add_(1)
+
+
 _NO_COPY = [
     (row_write_returned, lambda: (torch.randn(1, COLUMNS), torch.tensor([17]))),
     (int_row_write_returned, lambda: (torch.randn(1, COLUMNS), 17)),
@@ -103,6 +115,9 @@ _NO_COPY = [
     (rows_added, lambda: (torch.tensor([17, 5, 17]), torch.randn(3, COLUMNS))),
     (accumulated_at_indices, lambda: (torch.tensor([9, 9, 4000]), torch.randn(3, COLUMNS))),
     (scattered_added, lambda: (torch.randint(0, 8, (3, COLUMNS)), torch.randn(3, COLUMNS))),
+    (flat_slice_scaled, lambda: ()),
+    (row_of_a_reshape_written, lambda: (torch.randn(1, COLUMNS),)),
+    (unsqueezed_row_added, lambda: (11,)),
 ]
 
 
@@ -147,6 +162,26 @@ def copied_from_its_flip(cache):
     cache.copy_(cache.flip(0))
 
 
+def flat_slices_overlapping(cache):
+    flat = cache.view(-1)
+    flat[1:11].copy_(flat[0:10] * 2)
+
+
+def reshape_row_from_another(cache):
+    cache.view(ROWS * 2, COLUMNS // 2)[3].add_(cache[0, : COLUMNS // 2])
+
+
+def scattered_out_of_place_beside_a_row_write(cache, row):
+    kept = torch.slice_scatter(cache, row, 0, 0, 1)
+    cache[5] = 7
+    return kept
+
+
+def rows_added_then_summed(cache, index, rows):
+    cache.index_add_(0, index, rows)
+    return cache.sum(0)
+
+
 _KEEP_ORDER = [
     (old_slice_kept, lambda: ()),
     (overlapping_slices, lambda: ()),
@@ -155,6 +190,10 @@ _KEEP_ORDER = [
     (slice_after_another_read, lambda: ()),
     (row_set_from_another, lambda: ()),
     (copied_from_its_flip, lambda: ()),
+    (flat_slices_overlapping, lambda: ()),
+    (reshape_row_from_another, lambda: ()),
+    (scattered_out_of_place_beside_a_row_write, lambda: (torch.randn(1, COLUMNS),)),
+    (rows_added_then_summed, lambda: (torch.tensor([3, 3000]), torch.randn(2, COLUMNS))),
 ]
 
 

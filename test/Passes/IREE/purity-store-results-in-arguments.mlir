@@ -107,6 +107,28 @@ func.func @row_write_into_tied_input(%cache: tensor<8x4xf32> {iree.abi.output = 
 
 // -----
 
+// A region written into a reshape of the tied input (`x.view(-1)[5:10] =
+// ...`), reshaped back: written in place too, no copy of the whole input.
+// A tied input only reshaped and returned is still copied by a dispatch.
+// CHECK-LABEL: func.func @region_write_into_reshaped_tied_input(
+// CHECK: %[[FLAT:.*]] = tensor.collapse_shape %arg0
+// CHECK-NOT: linalg.generic
+// CHECK: %[[WRITTEN:.*]] = tensor.insert_slice %arg2 into %[[FLAT]]
+// CHECK: %[[BACK:.*]] = tensor.expand_shape %[[WRITTEN]]
+// CHECK: %[[RESHAPED:.*]] = tensor.expand_shape
+// CHECK: %[[COPIED:.*]] = linalg.generic {{.*}} ins(%{{.*}} : tensor<2x4xf32>) outs(%arg1 : tensor<2x4xf32>)
+// CHECK: return %[[BACK]], %[[COPIED]]
+func.func @region_write_into_reshaped_tied_input(%x: tensor<2x4xf32> {iree.abi.output = 0 : index}, %y: tensor<2x4xf32> {iree.abi.output = 1 : index}, %part: tensor<5xf32>) -> (tensor<2x4xf32>, tensor<2x4xf32>) {
+  %flat = tensor.collapse_shape %x [[0, 1]] : tensor<2x4xf32> into tensor<8xf32>
+  %written = tensor.insert_slice %part into %flat[1] [5] [1] : tensor<5xf32> into tensor<8xf32>
+  %back = tensor.expand_shape %written [[0, 1]] output_shape [2, 4] : tensor<8xf32> into tensor<2x4xf32>
+  %flat_y = tensor.collapse_shape %y [[0, 1]] : tensor<2x4xf32> into tensor<8xf32>
+  %reshaped = tensor.expand_shape %flat_y [[0, 1]] output_shape [2, 4] : tensor<8xf32> into tensor<2x4xf32>
+  return %back, %reshaped : tensor<2x4xf32>, tensor<2x4xf32>
+}
+
+// -----
+
 // A scatter (index_put at a tensor position: a static KV cache's row) into
 // the tied input is written by its own dispatch: no copy of the whole cache.
 // CHECK-LABEL: func.func @scatter_into_tied_input(

@@ -253,3 +253,53 @@ func.func @row_written_from_another_row(%arg0: !torch.vtensor<[8,4],f32>, %arg1:
   %5 = torch.aten.select_scatter %arg1, %4, %int0, %int3 : !torch.vtensor<[8,4],f32>, !torch.vtensor<[4],f32>, !torch.int, !torch.int -> !torch.vtensor<[8,4],f32>
   return %1, %5 : !torch.vtensor<[8,4],f32>, !torch.vtensor<[8,4],f32>
 }
+
+// -----
+
+// Reshapes of the argument are the argument: a region of its flat view
+// read, scaled and written back (`x.view(-1)[5:10].mul_(2)`, two view ops
+// of the same shape) is tied. Not tied: the flat view's region written
+// from another region of it (overlapping).
+// CHECK-LABEL: func.func @regions_of_reshapes(
+// CHECK-SAME: %{{.*}}: !torch.vtensor<[8,4],f32> {iree.abi.output = 0 : index}, %{{.*}}: !torch.vtensor<[8,4],f32>)
+func.func @regions_of_reshapes(%arg0: !torch.vtensor<[8,4],f32>, %arg1: !torch.vtensor<[8,4],f32>) -> (!torch.vtensor<[8,4],f32> {purity.written_input = 0 : i64}, !torch.vtensor<[8,4],f32> {purity.written_input = 1 : i64}) attributes {purity.result_element_types = ["f32", "f32"]} {
+  %int-1 = torch.constant.int -1
+  %int0 = torch.constant.int 0
+  %int1 = torch.constant.int 1
+  %int4 = torch.constant.int 4
+  %int5 = torch.constant.int 5
+  %int8 = torch.constant.int 8
+  %int10 = torch.constant.int 10
+  %float2 = torch.constant.float 2.000000e+00
+  %flat = torch.prim.ListConstruct %int-1 : (!torch.int) -> !torch.list<int>
+  %shape = torch.prim.ListConstruct %int8, %int4 : (!torch.int, !torch.int) -> !torch.list<int>
+  %0 = torch.aten.view %arg0, %flat : !torch.vtensor<[8,4],f32>, !torch.list<int> -> !torch.vtensor<[32],f32>
+  %1 = torch.aten.slice.Tensor %0, %int0, %int5, %int10, %int1 : !torch.vtensor<[32],f32>, !torch.int, !torch.int, !torch.int, !torch.int -> !torch.vtensor<[5],f32>
+  %2 = torch.aten.mul.Scalar %1, %float2 : !torch.vtensor<[5],f32>, !torch.float -> !torch.vtensor<[5],f32>
+  %3 = torch.aten.view %arg0, %flat : !torch.vtensor<[8,4],f32>, !torch.list<int> -> !torch.vtensor<[32],f32>
+  %4 = torch.aten.slice_scatter %3, %2, %int0, %int5, %int10, %int1 : !torch.vtensor<[32],f32>, !torch.vtensor<[5],f32>, !torch.int, !torch.int, !torch.int, !torch.int -> !torch.vtensor<[32],f32>
+  %5 = torch.aten.view %4, %shape : !torch.vtensor<[32],f32>, !torch.list<int> -> !torch.vtensor<[8,4],f32>
+  %6 = torch.aten.view %arg1, %flat : !torch.vtensor<[8,4],f32>, !torch.list<int> -> !torch.vtensor<[32],f32>
+  %7 = torch.aten.slice.Tensor %6, %int0, %int0, %int5, %int1 : !torch.vtensor<[32],f32>, !torch.int, !torch.int, !torch.int, !torch.int -> !torch.vtensor<[5],f32>
+  %8 = torch.aten.mul.Scalar %7, %float2 : !torch.vtensor<[5],f32>, !torch.float -> !torch.vtensor<[5],f32>
+  %9 = torch.aten.slice_scatter %6, %8, %int0, %int1, %int5, %int1 : !torch.vtensor<[32],f32>, !torch.vtensor<[5],f32>, !torch.int, !torch.int, !torch.int, !torch.int -> !torch.vtensor<[32],f32>
+  %10 = torch.aten.view %9, %shape : !torch.vtensor<[32],f32>, !torch.list<int> -> !torch.vtensor<[8,4],f32>
+  return %5, %10 : !torch.vtensor<[8,4],f32>, !torch.vtensor<[8,4],f32>
+}
+
+// -----
+
+// Not tied: a scatter out of place on the original value (`y =
+// x.slice_scatter(v, 0, 0, 1)`, a read of all of x) beside the write of a
+// row (`x[5] = 7`): two scatters on the original, only one of them the write.
+// CHECK-LABEL: func.func @out_of_place_scatter_beside_the_write(
+// CHECK-NOT: iree.abi.output
+// CHECK: return
+func.func @out_of_place_scatter_beside_the_write(%arg0: !torch.vtensor<[8,4],f32>, %arg1: !torch.vtensor<[1,4],f32>, %arg2: !torch.vtensor<[4],f32>) -> (!torch.vtensor<[8,4],f32>, !torch.vtensor<[8,4],f32> {purity.written_input = 0 : i64}) attributes {purity.result_element_types = ["f32", "f32"]} {
+  %int0 = torch.constant.int 0
+  %int1 = torch.constant.int 1
+  %int5 = torch.constant.int 5
+  %0 = torch.aten.slice_scatter %arg0, %arg1, %int0, %int0, %int1, %int1 : !torch.vtensor<[8,4],f32>, !torch.vtensor<[1,4],f32>, !torch.int, !torch.int, !torch.int, !torch.int -> !torch.vtensor<[8,4],f32>
+  %1 = torch.aten.select_scatter %arg0, %arg2, %int0, %int5 : !torch.vtensor<[8,4],f32>, !torch.vtensor<[4],f32>, !torch.int, !torch.int -> !torch.vtensor<[8,4],f32>
+  return %0, %1 : !torch.vtensor<[8,4],f32>, !torch.vtensor<[8,4],f32>
+}

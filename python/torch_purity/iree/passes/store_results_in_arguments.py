@@ -130,9 +130,15 @@ _REGION_WRITES = {
 }
 
 
+# Reshapes keep their operand's buffer: a region written into a reshaped
+# tied input (`x.view(-1)[5:10].mul_(2)`) is still written in place.
+_RESHAPES = ("tensor.expand_shape", "tensor.collapse_shape")
+
+
 def _written_by_its_own_dispatch(value, tied_input: BlockArgument | None) -> bool:
     """Whether IREE computes `value` straight into its destination argument:
-    a chain of slice writes and scatters (index_put) into its own tied input, or a `linalg.generic`
+    a chain of slice writes and scatters (index_put) into its own tied input
+    (through reshapes of it), or a `linalg.generic`
     (not a copy) returned once whose other users are elementwise generics,
     which IREE fuses with it into one dispatch that stores both. A value also
     read by a reduction or another op was seen computed into a buffer of
@@ -140,10 +146,15 @@ def _written_by_its_own_dispatch(value, tied_input: BlockArgument | None) -> boo
     if not isinstance(value, OpResult):
         return False
     owner = value.owner
-    if owner.name in _REGION_WRITES and tied_input is not None:
-        while isinstance(value, OpResult) and value.owner.name in _REGION_WRITES:
-            value = _REGION_WRITES[value.owner.name](value.owner)
-        return value == tied_input
+    if owner.name in (*_REGION_WRITES, *_RESHAPES) and tied_input is not None:
+        writes = 0
+        while isinstance(value, OpResult) and value.owner.name in (*_REGION_WRITES, *_RESHAPES):
+            if value.owner.name in _RESHAPES:
+                value = value.owner.operands[0]
+            else:
+                writes += 1
+                value = _REGION_WRITES[value.owner.name](value.owner)
+        return writes > 0 and value == tied_input
     if owner.name != "linalg.generic" or _is_copy(owner):
         return False
     returns = 0

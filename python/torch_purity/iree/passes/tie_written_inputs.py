@@ -14,15 +14,22 @@ reads of an argument before writes into its tied buffer (measured:
 overlapping `x[1:].copy_(x[:-1].clone())` failed at run time). So the tie is
 added only where no read of the original value can come after a write into
 the buffer:
-- every use of the original value is as the base of a `select_scatter` /
+- the original value is the base of one write, a `select_scatter` /
   `slice_scatter` / `index_put` (a row, slice or the elements at some
   indices written into it) or a `scatter_add` (with `index_put(accumulate=
   True)`, from `index_add_`: the scatter reads each element it adds to in
   the op that writes it; `index_add_` of 2 rows into 1 MiB: 337 µs with the
   copy, 16 µs tied), or a read marked `purity.guard_read`
-  (purity-check-indices: the region the write replaces);
+  (purity-check-indices: the region the write replaces), and has no other
+  use (a second scatter on it is out of place, `y = x.slice_scatter(v)`
+  beside `x[5] = 7`: a read of all of x);
 - or its elements are not read at all (`x.copy_(y)`, `x.fill_(v)`: only its
   sizes are);
+  (in these two rules and the region rule below, a reshape of the argument,
+  `view`, `reshape`, `flatten`, `unsqueeze` and the like with static sizes,
+  is the argument: its uses count in its place, `x.view(-1)[5:10].mul_(2)`;
+  ops whose values reach nothing, or only outputs viewing an input, which
+  purity-elide-input-view-results leaves uncomputed, are no uses)
 - or the update is pointwise (an optimizer step, `x.mul_(a).add_(g)`): every
   op from the argument to its final value is in `ops.POINTWISE_OPS` with the
   argument's shape, or writes a region into it (`select_scatter` and the like
@@ -61,7 +68,7 @@ from torch_mlir.ir import Operation, OpResult
 
 from ... import contract
 from ...contract.ir import tie_attr, written_input
-from ...ir_helpers.functions import function_ops, set_arg_attrs, terminator
+from ...ir_helpers.functions import function_ops, result_attr, set_arg_attrs, terminator
 from ...ir_helpers.torch_values import NotConstant, constant_of, same_values, sizes_of, static_sizes
 from ...ops import POINTWISE_OPS
 from ...passes.base import ModulePass
@@ -86,16 +93,24 @@ def _tie(function: Operation) -> None:
         written = written_input(function, index)
         if written is not None:
             final_values[written] = (index, value)
+    # Outputs that view an input: purity-elide-input-view-results returns an
+    # empty tensor there (the runtime makes the view), so nothing computes them.
+    unread = frozenset(
+        index
+        for index in range(len(return_op.operands))
+        if result_attr(function, index, contract.ALIASES_INPUT) is not None
+    )
     for argument_index, (result_index, final) in final_values.items():
         argument = block.arguments[argument_index]
+        uses = _element_uses(argument, unread)
         shared = sum(1 for _, other in final_values.values() if other == final) > 1
         if static_sizes(argument.type) == []:
             continue  # IREE-WORKAROUND(scalar-tie-transfer), in the docstring
         if not shared and (
-            _only_written_into(argument)
-            or _never_read(argument)
+            _only_written_into(uses)
+            or not uses  # elements never read (`x.copy_(y)`): only sizes are
             or _updated_pointwise(argument, final)
-            or _region_updated_pointwise(argument)
+            or _region_updated_pointwise(uses)
         ):
             set_arg_attrs(function, argument_index, {contract.IREE_OUTPUT: tie_attr(result_index)})
 
@@ -124,15 +139,40 @@ _SIZE_READS = (
 )
 
 
-def _only_written_into(argument) -> bool:
-    """Every use of the argument's original value is as the base a region is
-    written into: nothing reads it after its tied buffer starts changing."""
-    uses = list(argument.uses)
-    element_uses = [use for use in uses if not _reads_sizes_only(use.owner)]
-    return bool(element_uses) and all(
-        (use.operand_number == 0 and _writes_region_of_base(use.owner)) or contract.GUARD_READ in use.owner.attributes
-        for use in element_uses
+def _only_written_into(element_uses: list) -> bool:
+    """The argument's original value is used as the base one region is
+    written into, and otherwise only by guard reads of that region: nothing
+    reads it after its tied buffer starts changing."""
+    writes = [use for use in element_uses if use.operand_number == 0 and _writes_region_of_base(use.owner)]
+    return _one_region_written([use.owner for use in writes]) and all(
+        use in writes or contract.GUARD_READ in use.owner.attributes for use in element_uses
     )
+
+
+def _one_region_written(writes: list) -> bool:
+    """One write; or several replacing the same region (purity-check-indices
+    leaves the unguarded write beside the guarded one, and the program may
+    read the unguarded one's value): each gives the original outside that
+    region and its own values inside, whichever runs first in place. Not a
+    scatter into another region (`y = x.slice_scatter(v)` beside `x[5] = 7`:
+    out of place, a read of all of x), nor two accumulating writes (one
+    would add to what the other added in place)."""
+    if len(writes) <= 1:
+        return len(writes) == 1
+    first = writes[0]
+    region = list(first.operands)[1:2] if first.name in _INDEX_PUTS else list(first.operands)[2:]
+    return all(
+        write.name == first.name
+        and not _accumulates(write)
+        and same_values(list(write.operands)[1:2] if write.name in _INDEX_PUTS else list(write.operands)[2:], region)
+        for write in writes
+    )
+
+
+def _accumulates(write) -> bool:
+    if write.name == "torch.aten.scatter_add":
+        return True
+    return write.name in _INDEX_PUTS and constant_of(write.operands[3]) is True
 
 
 # A region's read -> the write of that kind of region. The read's operands
@@ -143,14 +183,13 @@ _REGION_READS = {
 }
 
 
-def _region_updated_pointwise(argument) -> bool:
+def _region_updated_pointwise(uses: list) -> bool:
     """The argument is written once, into one region (a slice or a row), with
     a value computed from that same region through pointwise ops of its
     shape (`x[:10].add_(1)`, `cache[pos].mul_(0.5)`), and otherwise only
     written into as `_only_written_into` allows: each element of the region
     is read before, or in the same dispatch as, its write, and the write
     needs every read of the region first."""
-    uses = [use for use in argument.uses if not _reads_sizes_only(use.owner)]
     writes = [use.owner for use in uses if use.operand_number == 0 and _writes_region_of_base(use.owner)]
     reads = [use.owner for use in uses if use.operand_number == 0 and use.owner.name in _REGION_READS]
     if len(writes) != 1 or not reads:
@@ -161,16 +200,68 @@ def _region_updated_pointwise(argument) -> bool:
         return False
     return all(
         _REGION_READS[read.name] == write.name
+        and str(read.operands[0].type) == str(write.operands[0].type)  # the same reshape of the argument
         and same_values(list(read.operands)[1:], list(write.operands)[2:])
         and _updated_pointwise(read.results[0], write.operands[1])
         for read in reads
     )
 
 
-def _never_read(argument) -> bool:
-    """Only the argument's sizes are read (`x.copy_(y)`, `x.fill_(v)`): no
-    read of its elements can come after a write into its buffer."""
-    return all(_reads_sizes_only(use.owner) for use in argument.uses)
+def _unused(op, unread_results: frozenset[int]) -> bool:
+    """No result of `op` reaches anything but outputs in `unread_results`:
+    a value-semantic op nothing needs, which the backend erases
+    (purity-check-indices leaves the unguarded write it replaced, returned as
+    an output viewing the input where the program returns the input)."""
+    pending, seen = [op], set()
+    while pending:
+        current = pending.pop()
+        key = current.operation
+        if key in seen:
+            continue
+        seen.add(key)
+        if not current.results or len(current.regions) > 0:
+            return False
+        for result in current.results:
+            for use in result.uses:
+                if use.owner.name == "func.return":
+                    if use.operand_number not in unread_results:
+                        return False
+                else:
+                    pending.append(use.owner)
+    return True
+
+
+# Reshapes of a value keep its elements in their order (row-major), so IREE
+# keeps a reshaped argument in the argument's buffer: their uses count as the
+# argument's (`x.view(-1)[5:10].mul_(2)` reads and writes a region of x).
+_RESHAPES = (
+    "torch.aten.view",
+    "torch.aten.reshape",
+    "torch.aten._unsafe_view",
+    "torch.aten.flatten.using_ints",
+    "torch.aten.unflatten.int",
+    "torch.aten.unsqueeze",
+    "torch.aten.squeeze.dim",
+    "torch.aten.squeeze",
+)
+
+
+def _element_uses(argument, unread_results: frozenset[int]) -> list:
+    """The uses of the argument that read its elements, through reshapes of
+    static sizes (their uses in their place); reads of sizes, and ops only
+    `unread_results` need (see `_unused`), left out."""
+    found, pending = [], [argument]
+    while pending:
+        value = pending.pop()
+        for use in value.uses:
+            user = use.owner
+            if _reads_sizes_only(user) or _unused(user, unread_results):
+                continue
+            if user.name in _RESHAPES and use.operand_number == 0 and static_sizes(user.results[0].type) is not None:
+                pending.append(user.results[0])
+                continue
+            found.append(use)
+    return found
 
 
 def _writes_region_of_base(user) -> bool:
