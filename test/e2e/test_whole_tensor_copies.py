@@ -101,6 +101,14 @@ def unsqueezed_row_added(cache, position: int):
     cache.unsqueeze(1)[position].add_(1)
 
 
+def large_values_zeroed(cache):
+    cache[cache > 1.0] = 0.0
+
+
+def masked_set(cache, mask, value):
+    cache[mask] = value
+
+
 _NO_COPY = [
     (row_write_returned, lambda: (torch.randn(1, COLUMNS), torch.tensor([17]))),
     (int_row_write_returned, lambda: (torch.randn(1, COLUMNS), 17)),
@@ -118,6 +126,8 @@ _NO_COPY = [
     (flat_slice_scaled, lambda: ()),
     (row_of_a_reshape_written, lambda: (torch.randn(1, COLUMNS),)),
     (unsqueezed_row_added, lambda: (11,)),
+    (large_values_zeroed, lambda: ()),
+    (masked_set, lambda: (torch.rand(ROWS, COLUMNS) < 0.3, torch.randn(()))),
 ]
 
 
@@ -182,6 +192,11 @@ def rows_added_then_summed(cache, index, rows):
     return cache.sum(0)
 
 
+def transposed_added_to_itself(cache):
+    square = cache[:COLUMNS]
+    square.t().add_(square.clone())
+
+
 _KEEP_ORDER = [
     (old_slice_kept, lambda: ()),
     (overlapping_slices, lambda: ()),
@@ -194,6 +209,7 @@ _KEEP_ORDER = [
     (reshape_row_from_another, lambda: ()),
     (scattered_out_of_place_beside_a_row_write, lambda: (torch.randn(1, COLUMNS),)),
     (rows_added_then_summed, lambda: (torch.tensor([3, 3000]), torch.randn(2, COLUMNS))),
+    (transposed_added_to_itself, lambda: ()),
 ]
 
 

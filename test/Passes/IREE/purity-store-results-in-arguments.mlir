@@ -107,6 +107,39 @@ func.func @row_write_into_tied_input(%cache: tensor<8x4xf32> {iree.abi.output = 
 
 // -----
 
+// An elementwise generic over the flattened tied input, reshaped back
+// (`x[mask] = 0`): IREE folds the reshape into the dispatch storing it, so
+// no copy is added. A generic's value also read elsewhere is still copied.
+// CHECK-LABEL: func.func @reshaped_generic_into_tied_input(
+// CHECK: %[[MASKED:.*]] = linalg.generic
+// CHECK: %[[BACK:.*]] = tensor.expand_shape %[[MASKED]]
+// CHECK: %[[DOUBLED:.*]] = linalg.generic
+// CHECK: %[[AGAIN:.*]] = tensor.expand_shape %[[DOUBLED]]
+// CHECK: %[[COPIED:.*]] = linalg.generic {{.*}} outs(%arg1 : tensor<2x4xf32>)
+// CHECK: return %[[BACK]], %[[COPIED]], %{{.*}} :
+#flat = affine_map<(d0) -> (d0)>
+func.func @reshaped_generic_into_tied_input(%x: tensor<2x4xf32> {iree.abi.output = 0 : index}, %y: tensor<2x4xf32> {iree.abi.output = 1 : index}, %mask: tensor<8xi1>) -> (tensor<2x4xf32>, tensor<2x4xf32>, tensor<8xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %flat = tensor.collapse_shape %x [[0, 1]] : tensor<2x4xf32> into tensor<8xf32>
+  %empty = tensor.empty() : tensor<8xf32>
+  %masked = linalg.generic {indexing_maps = [#flat, #flat, #flat], iterator_types = ["parallel"]} ins(%flat, %mask : tensor<8xf32>, tensor<8xi1>) outs(%empty : tensor<8xf32>) {
+  ^bb0(%in: f32, %m: i1, %out: f32):
+    %v = arith.select %m, %zero, %in : f32
+    linalg.yield %v : f32
+  } -> tensor<8xf32>
+  %back = tensor.expand_shape %masked [[0, 1]] output_shape [2, 4] : tensor<8xf32> into tensor<2x4xf32>
+  %flat_y = tensor.collapse_shape %y [[0, 1]] : tensor<2x4xf32> into tensor<8xf32>
+  %doubled = linalg.generic {indexing_maps = [#flat, #flat], iterator_types = ["parallel"]} ins(%flat_y : tensor<8xf32>) outs(%empty : tensor<8xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %v = arith.addf %in, %in : f32
+    linalg.yield %v : f32
+  } -> tensor<8xf32>
+  %again = tensor.expand_shape %doubled [[0, 1]] output_shape [2, 4] : tensor<8xf32> into tensor<2x4xf32>
+  return %back, %again, %doubled : tensor<2x4xf32>, tensor<2x4xf32>, tensor<8xf32>
+}
+
+// -----
+
 // A region written into a reshape of the tied input (`x.view(-1)[5:10] =
 // ...`), reshaped back: written in place too, no copy of the whole input.
 // A tied input only reshaped and returned is still copied by a dispatch.

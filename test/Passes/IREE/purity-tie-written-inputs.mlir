@@ -303,3 +303,37 @@ func.func @out_of_place_scatter_beside_the_write(%arg0: !torch.vtensor<[8,4],f32
   %1 = torch.aten.select_scatter %arg0, %arg2, %int0, %int5 : !torch.vtensor<[8,4],f32>, !torch.vtensor<[4],f32>, !torch.int, !torch.int -> !torch.vtensor<[8,4],f32>
   return %0, %1 : !torch.vtensor<[8,4],f32>, !torch.vtensor<[8,4],f32>
 }
+
+// -----
+
+// A masked write (`x[mask] = 0`) is traced as `where` over the flattened
+// input, through an identity permute: pointwise at every position, tied.
+// Not tied: the same through a transpose (`x.t()`: another element's
+// position), and an update whose input is also read through a reshape by
+// an op the final value does not wait for (a cumsum returned).
+// CHECK-LABEL: func.func @pointwise_through_reshapes(
+// CHECK-SAME: %{{.*}}: !torch.vtensor<[8,4],f32> {iree.abi.output = 0 : index}, %{{.*}}: !torch.vtensor<[32],i1>, %{{.*}}: !torch.vtensor<[4,4],f32>, %{{.*}}: !torch.vtensor<[8,4],f32>)
+func.func @pointwise_through_reshapes(%arg0: !torch.vtensor<[8,4],f32>, %arg1: !torch.vtensor<[32],i1>, %arg2: !torch.vtensor<[4,4],f32>, %arg3: !torch.vtensor<[8,4],f32>) -> (!torch.vtensor<[8,4],f32> {purity.written_input = 0 : i64}, !torch.vtensor<[4,4],f32> {purity.written_input = 2 : i64}, !torch.vtensor<[32],f32>, !torch.vtensor<[8,4],f32> {purity.written_input = 3 : i64}) attributes {purity.result_element_types = ["f32", "f32", "f32", "f32"]} {
+  %int-1 = torch.constant.int -1
+  %int0 = torch.constant.int 0
+  %int1 = torch.constant.int 1
+  %int4 = torch.constant.int 4
+  %int8 = torch.constant.int 8
+  %none = torch.constant.none
+  %float0 = torch.constant.float 0.000000e+00
+  %identity = torch.prim.ListConstruct %int0, %int1 : (!torch.int, !torch.int) -> !torch.list<int>
+  %swap = torch.prim.ListConstruct %int1, %int0 : (!torch.int, !torch.int) -> !torch.list<int>
+  %flat = torch.prim.ListConstruct %int-1 : (!torch.int) -> !torch.list<int>
+  %shape = torch.prim.ListConstruct %int8, %int4 : (!torch.int, !torch.int) -> !torch.list<int>
+  %0 = torch.aten.permute %arg0, %identity : !torch.vtensor<[8,4],f32>, !torch.list<int> -> !torch.vtensor<[8,4],f32>
+  %1 = torch.aten.view %0, %flat : !torch.vtensor<[8,4],f32>, !torch.list<int> -> !torch.vtensor<[32],f32>
+  %2 = torch.aten.masked_fill.Scalar %1, %arg1, %float0 : !torch.vtensor<[32],f32>, !torch.vtensor<[32],i1>, !torch.float -> !torch.vtensor<[32],f32>
+  %3 = torch.aten.view %2, %shape : !torch.vtensor<[32],f32>, !torch.list<int> -> !torch.vtensor<[8,4],f32>
+  %4 = torch.aten.permute %3, %identity : !torch.vtensor<[8,4],f32>, !torch.list<int> -> !torch.vtensor<[8,4],f32>
+  %5 = torch.aten.permute %arg2, %swap : !torch.vtensor<[4,4],f32>, !torch.list<int> -> !torch.vtensor<[4,4],f32>
+  %6 = torch.aten.add.Tensor %5, %arg2, %int1 : !torch.vtensor<[4,4],f32>, !torch.vtensor<[4,4],f32>, !torch.int -> !torch.vtensor<[4,4],f32>
+  %7 = torch.aten.view %arg3, %flat : !torch.vtensor<[8,4],f32>, !torch.list<int> -> !torch.vtensor<[32],f32>
+  %8 = torch.aten.cumsum %7, %int0, %none : !torch.vtensor<[32],f32>, !torch.int, !torch.none -> !torch.vtensor<[32],f32>
+  %9 = torch.aten.add.Scalar %arg3, %int1, %int1 : !torch.vtensor<[8,4],f32>, !torch.int, !torch.int -> !torch.vtensor<[8,4],f32>
+  return %4, %6, %8, %9 : !torch.vtensor<[8,4],f32>, !torch.vtensor<[4,4],f32>, !torch.vtensor<[32],f32>, !torch.vtensor<[8,4],f32>
+}

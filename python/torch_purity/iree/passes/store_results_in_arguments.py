@@ -25,9 +25,12 @@ copies, fills) need DISCARD_WRITE and fail with PERMISSION_DENIED. So:
    momentum buffer, read by the parameter's update); and a chain of slice
    writes and scatters (`index_put` at a tensor position: a static KV
    cache's row) into the tied input itself (written in place by their own
-   dispatches, see `purity-dispatch-argument-writes`). Wrapped: returned arguments, fills,
+   dispatches, see `purity-dispatch-argument-writes`), through reshapes of
+   it; and reshapes of such a generic's value into a tied input, each value
+   of the chain used once (`x[mask] = 0`, computed over the flattened
+   input: IREE folds the reshape into the storing dispatch). Wrapped: returned arguments, fills,
    copies, transposes and other named ops (a transposed result was seen
-   written with a copy), scatters into anything but the tied input, reshapes, constants, values also read by
+   written with a copy), scatters into anything but the tied input, other reshapes, constants, values also read by
    a reduction or another op (SGD: a parameter also summed was computed into
    IREE's own buffer, then copied), or returned twice. A wrapper costs one
    pass over its result. Should IREE still write an argument with a
@@ -145,7 +148,7 @@ def _written_by_its_own_dispatch(value, tied_input: BlockArgument | None) -> boo
     IREE's own and then copied (SGD: a parameter also summed)."""
     if not isinstance(value, OpResult):
         return False
-    owner = value.owner
+    owner, returned = value.owner, value
     if owner.name in (*_REGION_WRITES, *_RESHAPES) and tied_input is not None:
         writes = 0
         while isinstance(value, OpResult) and value.owner.name in (*_REGION_WRITES, *_RESHAPES):
@@ -154,7 +157,12 @@ def _written_by_its_own_dispatch(value, tied_input: BlockArgument | None) -> boo
             else:
                 writes += 1
                 value = _REGION_WRITES[value.owner.name](value.owner)
-        return writes > 0 and value == tied_input
+        if writes > 0 or value == tied_input:
+            return writes > 0 and value == tied_input
+        # Reshapes of a generic's value, each used once (`x[mask] = 0`,
+        # computed on the flattened input): IREE folds them into the
+        # dispatch that stores the value.
+        return _reshaped_once(returned) and _computed_by_generic(value)
     if owner.name != "linalg.generic" or _is_copy(owner):
         return False
     returns = 0
@@ -164,6 +172,22 @@ def _written_by_its_own_dispatch(value, tied_input: BlockArgument | None) -> boo
         elif not _elementwise_feeding_elementwise(use.owner):
             return False
     return returns == 1
+
+
+def _reshaped_once(value) -> bool:
+    """`value` is a chain of reshapes in which every value but the returned
+    one has a single use."""
+    value = value.owner.operands[0]
+    while True:
+        if len(list(value.uses)) != 1:
+            return False
+        if not (isinstance(value, OpResult) and value.owner.name in _RESHAPES):
+            return True
+        value = value.owner.operands[0]
+
+
+def _computed_by_generic(value) -> bool:
+    return isinstance(value, OpResult) and value.owner.name == "linalg.generic" and not _is_copy(value.owner)
 
 
 def _elementwise_feeding_elementwise(user) -> bool:
