@@ -109,6 +109,18 @@ def masked_set(cache, mask, value):
     cache[mask] = value
 
 
+def zeroed(cache):
+    cache.zero_()
+
+
+def filled_with(cache, value: float):
+    cache.fill_(value)
+
+
+def row_zeroed(cache):
+    cache[5].zero_()
+
+
 _NO_COPY = [
     (row_write_returned, lambda: (torch.randn(1, COLUMNS), torch.tensor([17]))),
     (int_row_write_returned, lambda: (torch.randn(1, COLUMNS), 17)),
@@ -128,6 +140,9 @@ _NO_COPY = [
     (unsqueezed_row_added, lambda: (11,)),
     (large_values_zeroed, lambda: ()),
     (masked_set, lambda: (torch.rand(ROWS, COLUMNS) < 0.3, torch.randn(()))),
+    (zeroed, lambda: ()),
+    (filled_with, lambda: (0.25,)),
+    (row_zeroed, lambda: ()),
 ]
 
 

@@ -69,16 +69,17 @@ func.func @untied_write(%x: tensor<8x4xf32>, %row: tensor<1x4xf32>) -> (tensor<8
 // -----
 
 // A slice filled with a constant (`x[1:3] = 0`), half precision, through a
-// reshape of the argument: the fill still produces the value, behind a
-// barrier so that the copy does not fold into a constant; the generic reads
-// the destination.
+// reshape of the argument: the fill's value is read as a 0-d tensor at every
+// position (the filled slice is never made), behind a barrier so that the
+// copy does not fold into a constant; the generic reads the destination.
 // CHECK-LABEL: func.func @filled_slice(
 // CHECK-SAME: %[[X:[a-z0-9]+]]: tensor<2x4x4xf16> {iree.abi.output = 0 : index}
 // CHECK: %[[FLAT:.*]] = tensor.collapse_shape %[[X]]
-// CHECK: %[[FILL:.*]] = linalg.fill
+// CHECK: %[[ZERO:.*]] = arith.constant 0.000000e+00 : f16
 // CHECK: %[[OLD:.*]] = tensor.extract_slice %[[FLAT]][1, 0] [2, 4] [1, 1]
-// CHECK: %[[SOURCE:.*]] = "util.optimization_barrier"(%[[FILL]])
-// CHECK: %[[NEW:.*]] = linalg.generic {{.*}} ins(%[[SOURCE]] : tensor<2x4xf16>) outs(%[[OLD]] : tensor<2x4xf16>)
+// CHECK: %[[SCALAR:.*]] = tensor.from_elements %[[ZERO]] : tensor<f16>
+// CHECK: %[[SOURCE:.*]] = "util.optimization_barrier"(%[[SCALAR]])
+// CHECK: %[[NEW:.*]] = linalg.generic {{.*}} ins(%[[SOURCE]] : tensor<f16>) outs(%[[OLD]] : tensor<2x4xf16>)
 // CHECK: arith.bitcast %{{.*}} : f16 to i16
 // CHECK: tensor.insert_slice %[[NEW]] into %[[FLAT]][1, 0] [2, 4] [1, 1]
 func.func @filled_slice(%x: tensor<2x4x4xf16> {iree.abi.output = 0 : index}) -> tensor<2x4x4xf16> {

@@ -53,23 +53,30 @@ func.func @returned_argument_and_twice(%x: tensor<8xf32>) -> (tensor<8xf32>, ten
 // A result tied to an input keeps its tie and gets no storage argument. Its
 // value is also summed (IREE would compute it into a buffer of its own and
 // copy it into the input), so it is copied into the input by a generic that
-// reads the input. The sum's result is stored, and a fill is copied.
+// reads the input. The sum's result is stored, and a fill and a splat
+// constant are written from their one element (a 0-d tensor read at every
+// position: the filled tensor is never made).
 // CHECK-LABEL: func.func @tied_value_also_read(
 // CHECK-SAME: %[[P:[a-z0-9]+]]: tensor<8xf32> {iree.abi.output = 1 : index},
 // CHECK-SAME: %[[S0:[a-z0-9]+]]: tensor<f32> {iree.abi.output = 0 : index, purity.result_storage = 0 : i64},
-// CHECK-SAME: %[[S2:[a-z0-9]+]]: tensor<4xi64> {iree.abi.output = 2 : index, purity.result_storage = 2 : i64})
+// CHECK-SAME: %[[S2:[a-z0-9]+]]: tensor<4xi64> {iree.abi.output = 2 : index, purity.result_storage = 2 : i64},
+// CHECK-SAME: %[[S3:[a-z0-9]+]]: tensor<2x3xf32> {iree.abi.output = 3 : index, purity.result_storage = 3 : i64})
 // CHECK: %[[NEW:.*]] = linalg.generic {{.*}} ins(%[[P]] : tensor<8xf32>)
 // CHECK: %[[SUM:.*]] = linalg.generic {{.*}} ins(%[[NEW]] : tensor<8xf32>)
 // CHECK: %[[FILL:.*]] = linalg.fill
 // CHECK: %[[NEW_APART:.*]] = "util.optimization_barrier"(%[[NEW]])
 // CHECK: %[[WRITTEN:.*]] = linalg.generic {{.*}} ins(%[[NEW_APART]] : tensor<8xf32>) outs(%[[P]] : tensor<8xf32>)
-// CHECK: %[[FILL_APART:.*]] = "util.optimization_barrier"(%[[FILL]])
-// CHECK: %[[FILLED:.*]] = linalg.generic {{.*}} ins(%[[FILL_APART]] : tensor<4xi64>) outs(%[[S2]] : tensor<4xi64>)
+// CHECK: %[[SEVEN:.*]] = tensor.from_elements %{{.*}} : tensor<i64>
+// CHECK: %[[SEVEN_APART:.*]] = "util.optimization_barrier"(%[[SEVEN]])
+// CHECK: %[[FILLED:.*]] = linalg.generic {indexing_maps = [#[[BROADCAST:.*]], #{{.*}}], {{.*}} ins(%[[SEVEN_APART]] : tensor<i64>) outs(%[[S2]] : tensor<4xi64>)
 // CHECK: arith.xori %{{.*}}, %{{.*}} : i64
-// CHECK: return %[[SUM]], %[[WRITTEN]], %[[FILLED]]
+// CHECK: %[[ONE:.*]] = arith.constant dense<1.000000e+00> : tensor<f32>
+// CHECK: %[[ONE_APART:.*]] = "util.optimization_barrier"(%[[ONE]])
+// CHECK: %[[ONES:.*]] = linalg.generic {{.*}} ins(%[[ONE_APART]] : tensor<f32>) outs(%[[S3]] : tensor<2x3xf32>)
+// CHECK: return %[[SUM]], %[[WRITTEN]], %[[FILLED]], %[[ONES]]
 #map = affine_map<(d0) -> (d0)>
 #sum = affine_map<(d0) -> ()>
-func.func @tied_value_also_read(%p: tensor<8xf32> {iree.abi.output = 1 : index}) -> (tensor<f32>, tensor<8xf32>, tensor<4xi64>) {
+func.func @tied_value_also_read(%p: tensor<8xf32> {iree.abi.output = 1 : index}) -> (tensor<f32>, tensor<8xf32>, tensor<4xi64>, tensor<2x3xf32>) {
   %empty = tensor.empty() : tensor<8xf32>
   %new = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel"]} ins(%p : tensor<8xf32>) outs(%empty : tensor<8xf32>) {
   ^bb0(%in: f32, %out: f32):
@@ -87,7 +94,8 @@ func.func @tied_value_also_read(%p: tensor<8xf32> {iree.abi.output = 1 : index})
   %c7 = arith.constant 7 : i64
   %ints = tensor.empty() : tensor<4xi64>
   %filled = linalg.fill ins(%c7 : i64) outs(%ints : tensor<4xi64>) -> tensor<4xi64>
-  return %total, %new, %filled : tensor<f32>, tensor<8xf32>, tensor<4xi64>
+  %ones = arith.constant dense<1.0> : tensor<2x3xf32>
+  return %total, %new, %filled, %ones : tensor<f32>, tensor<8xf32>, tensor<4xi64>, tensor<2x3xf32>
 }
 
 // -----

@@ -10,6 +10,7 @@ from torch_mlir.ir import (
     BF16Type,
     BlockArgument,
     Context,
+    DenseElementsAttr,
     DenseI32ArrayAttr,
     F16Type,
     F32Type,
@@ -74,17 +75,21 @@ def _bit_type(element: Type) -> Type | None:
 
 
 def _elementwise_generic(source: Value, destination: Value) -> tuple[Operation, object]:
-    """`linalg.generic ins(source) outs(destination)` of identity maps, and
-    its empty body (the caller writes it, ending in `linalg.yield`)."""
+    """`linalg.generic ins(source) outs(destination)` of identity maps (a 0-d
+    source read at every position), and its empty body (the caller writes
+    it, ending in `linalg.yield`)."""
     tensor_type = RankedTensorType(destination.type)
     identity = AffineMapAttr.get(AffineMap.get_identity(tensor_type.rank))
+    source_map = identity
+    if RankedTensorType(source.type).rank == 0 and tensor_type.rank > 0:
+        source_map = AffineMapAttr.get(AffineMap.get(tensor_type.rank, 0, []))
     parallel = Attribute.parse("#linalg.iterator_type<parallel>")
     generic = Operation.create(
         "linalg.generic",
         results=[tensor_type],
         operands=[source, destination],
         attributes={
-            "indexing_maps": ArrayAttr.get([identity, identity]),
+            "indexing_maps": ArrayAttr.get([source_map, identity]),
             "iterator_types": ArrayAttr.get([parallel] * tensor_type.rank),
             "operandSegmentSizes": DenseI32ArrayAttr.get([1, 1]),
         },
@@ -102,12 +107,19 @@ def copy_reading_destination(source: Value, destination: Value) -> Value | None:
     with a transfer; folding cannot see through the comparison (a computed
     source passes through util.optimization_barrier first). Built at the
     current insertion point and location; None for element types other than
-    integers and IEEE floats."""
+    integers and IEEE floats.
+
+    A `linalg.fill` or splat constant is read as its one element (a 0-d
+    tensor read at every position): the filled tensor is never made
+    (`x.zero_()` on 1 MiB allocated and filled 1 MiB, then copied it)."""
     tensor_type = RankedTensorType(source.type)
     element = tensor_type.element_type
     bits = _bit_type(element)
     if bits is None:
         return None
+    splat = _splat_as_scalar_tensor(source)
+    if splat is not None:
+        source, tensor_type = splat, RankedTensorType(splat.type)
     if not isinstance(buffer_root(source), BlockArgument) and tensor_type.has_static_shape:
         # Folding must not see a computed source's elements: with a constant,
         # `select(new ^ old == 0, old, new)` folds to the constant (a
@@ -140,6 +152,24 @@ def copy_reading_destination(source: Value, destination: Value) -> Value | None:
         chosen = Operation.create("arith.select", results=[element], operands=[same, old_value, new_value]).results[0]
         Operation.create("linalg.yield", operands=[chosen])
     return generic.results[0]
+
+
+def _splat_as_scalar_tensor(source: Value) -> Value | None:
+    """The one element of a `linalg.fill` or a splat `arith.constant` of
+    rank 1 or more, as a 0-d tensor built at the insertion point; None for
+    anything else."""
+    if not isinstance(source, OpResult) or RankedTensorType(source.type).rank == 0:
+        return None
+    scalar_type = RankedTensorType.get([], RankedTensorType(source.type).element_type)
+    owner = source.owner
+    if owner.name == "linalg.fill":
+        return Operation.create("tensor.from_elements", results=[scalar_type], operands=[owner.operands[0]]).results[0]
+    if owner.name == "arith.constant" and isinstance(owner.attributes["value"], DenseElementsAttr):
+        dense = DenseElementsAttr(owner.attributes["value"])
+        if dense.is_splat:
+            value = DenseElementsAttr.get_splat(scalar_type, dense.get_splat_value())
+            return Operation.create("arith.constant", results=[scalar_type], attributes={"value": value}).results[0]
+    return None
 
 
 def _empty_like(source: Value) -> Value:
