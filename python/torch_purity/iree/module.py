@@ -41,22 +41,26 @@ def compile_linalg(text: str, target: str, extra_flags: tuple[str, ...] = ()) ->
         raise IreeCompileError(str(error)) from None
 
 
-_STREAM_SIZE = re.compile(r"%c(\d+)\b")
+# `stream.cmd.copy %src[%offset], %dst[%offset], %length : ...` and
+# `stream.resource.alloca ... : !stream.resource<...>{%size}`, of constant
+# sizes (`%c1024`). A copy's line also names its resources' whole sizes.
+_STREAM_COPY_LENGTH = re.compile(r"stream\.cmd\.copy\s+%[\w.]+\[[^\]]*\],\s*%[\w.]+\[[^\]]*\],\s*%c(\d+)\b")
+_STREAM_ALLOCA_SIZE = re.compile(r"stream\.resource\.alloca\b[^{]*\{%c(\d+)\}")
 
 
 def scheduled_buffers(text: str, target: str) -> list[tuple[str, int]]:
     """What IREE's schedule for this program copies and allocates on each call:
-    ("copy" | "alloca", bytes) per `stream.cmd.copy` and
-    `stream.resource.alloca` of a constant size (`--compile-to=stream`). A
-    copy as large as an input written in place is a whole-tensor copy eager
-    does not make."""
+    ("copy" | "alloca", bytes) per `stream.cmd.copy` (the bytes it copies)
+    and `stream.resource.alloca` of a constant size (`--compile-to=stream`).
+    A copy as large as an input written in place is a whole-tensor copy
+    eager does not make."""
     stream = compile_linalg(text, target, ("--compile-to=stream",)).decode()
     found = []
     for line in stream.splitlines():
-        kind = "copy" if "stream.cmd.copy" in line else "alloca" if "stream.resource.alloca" in line else None
-        sizes = [int(size) for size in _STREAM_SIZE.findall(line)] if kind else []
-        if sizes:
-            found.append((kind, max(sizes)))  # (the line's other constants are offsets)
+        for kind, pattern in (("copy", _STREAM_COPY_LENGTH), ("alloca", _STREAM_ALLOCA_SIZE)):
+            match = pattern.search(line)
+            if match:
+                found.append((kind, int(match.group(1))))
     return found
 
 
