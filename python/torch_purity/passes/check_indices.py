@@ -453,12 +453,8 @@ def _region_write(value: Value) -> _RegionWrite | None:
     name = getattr(owner, "name", None)
     if name in _SCATTERS:
         return _RegionWrite(_REGION_READS[name], 1, owner.operands[1].type, tuple(range(2, len(owner.operands))))
-    if name == "torch.aten.scatter_add":  # (self, dim, index, src): added to, guarded as an accumulating index_put
-        source = owner.operands[3]
-        kind = element_type_text(source.type)
-        if kind != element_type_text(owner.operands[0].type) or kind not in _ADDITIVE_IDENTITIES:
-            return None
-        return _RegionWrite(None, 3, source.type, ())
+    if name == "torch.aten.scatter_add":  # (self, dim, index, src)
+        return _accumulating_write(owner, 3)
     if name not in _INDEX_PUTS:
         return None
     try:
@@ -467,11 +463,7 @@ def _region_write(value: Value) -> _RegionWrite | None:
         return None
     base, values = owner.operands[0], owner.operands[2]
     if accumulating is not False:
-        # Added to, not replaced: guarded by adding the identity instead.
-        kind = element_type_text(values.type)
-        if accumulating is not True or kind != element_type_text(base.type) or kind not in _ADDITIVE_IDENTITIES:
-            return None
-        return _RegionWrite(None, 2, values.type, ())
+        return _accumulating_write(owner, 2) if accumulating is True else None
     sizes = static_sizes(base.type)
     construct = getattr(owner.operands[1].owner, "operation", None)
     if sizes is None or getattr(construct, "name", None) != "torch.prim.ListConstruct":
@@ -492,6 +484,16 @@ def _region_write(value: Value) -> _RegionWrite | None:
 # keep the whole-tensor select.
 _FLOATS = ("f16", "bf16", "f32", "f64")
 _ADDITIVE_IDENTITIES = (*_FLOATS, "si8", "si16", "si32", "si64", "ui8")
+
+
+def _accumulating_write(op: Operation, source: int) -> _RegionWrite | None:
+    """An op adding operand `source` into its operand 0 at some indices:
+    guarded by adding the identity where a check failed, for element types
+    that have one and a source of the base's element type."""
+    kind = element_type_text(op.operands[source].type)
+    if kind != element_type_text(op.operands[0].type) or kind not in _ADDITIVE_IDENTITIES:
+        return None
+    return _RegionWrite(None, source, op.operands[source].type, ())
 
 
 def _additive_identity(tensor_type: Type) -> Value:

@@ -157,11 +157,11 @@ def _written_by_its_own_dispatch(value, tied_input: BlockArgument | None) -> boo
             else:
                 writes += 1
                 value = _REGION_WRITES[value.owner.name](value.owner)
-        if writes > 0 or value == tied_input:
-            return writes > 0 and value == tied_input
-        # Reshapes of a generic's value, each used once (`x[mask] = 0`,
-        # computed on the flattened input): IREE folds them into the
-        # dispatch that stores the value.
+        if writes > 0:
+            return value == tied_input
+        # Only reshapes: of a generic's value, each used once (`x[mask] = 0`,
+        # computed on the flattened input), IREE folds them into the
+        # dispatch that stores the value; of the input itself, it copies.
         return _reshaped_once(returned) and _computed_by_generic(value)
     if owner.name != "linalg.generic" or _is_copy(owner):
         return False

@@ -104,9 +104,10 @@ def _tie(function: Operation) -> None:
         for index in range(len(return_op.operands))
         if result_attr(function, index, contract.ALIASES_INPUT) is not None
     )
+    unused = _unused_ops(block, unread)
     for argument_index, (result_index, final) in final_values.items():
         argument = block.arguments[argument_index]
-        uses = _element_uses(argument, unread)
+        uses = _element_uses(argument, unused)
         shared = sum(1 for _, other in final_values.values() if other == final) > 1
         if static_sizes(argument.type) == []:
             continue  # IREE-WORKAROUND(scalar-tie-transfer), in the docstring
@@ -211,28 +212,23 @@ def _region_updated_pointwise(uses: list) -> bool:
     )
 
 
-def _unused(op, unread_results: frozenset[int]) -> bool:
-    """No result of `op` reaches anything but outputs in `unread_results`:
-    a value-semantic op nothing needs, which the backend erases
-    (purity-check-indices leaves the unguarded write it replaced, returned as
-    an output viewing the input where the program returns the input)."""
-    pending, seen = [op], set()
-    while pending:
-        current = pending.pop()
-        key = current.operation
-        if key in seen:
+def _unused_ops(block, unread_results: frozenset[int]) -> set[object]:
+    """The ops of `block` whose results reach nothing but outputs in
+    `unread_results`: value-semantic ops nothing needs, which the backend
+    erases (purity-check-indices leaves the unguarded write it replaced,
+    returned as an output viewing the input where the program returns the
+    input). One backwards walk: every user of an op comes after it."""
+    unused: set[object] = set()
+    for op in reversed([op.operation for op in block.operations]):
+        if not op.results or len(op.regions) > 0:
             continue
-        seen.add(key)
-        if not current.results or len(current.regions) > 0:
-            return False
-        for result in current.results:
-            for use in result.uses:
-                if use.owner.name == "func.return":
-                    if use.operand_number not in unread_results:
-                        return False
-                else:
-                    pending.append(use.owner)
-    return True
+        if all(
+            use.operand_number in unread_results if use.owner.name == "func.return" else use.owner.operation in unused
+            for result in op.results
+            for use in result.uses
+        ):
+            unused.add(op)
+    return unused
 
 
 # Reshapes of a value keep its elements in their order (row-major), so IREE
@@ -250,16 +246,16 @@ _RESHAPES = (
 )
 
 
-def _element_uses(argument, unread_results: frozenset[int]) -> list:
+def _element_uses(argument, unused: set[object]) -> list:
     """The uses of the argument that read its elements, through reshapes of
-    static sizes (their uses in their place); reads of sizes, and ops only
-    `unread_results` need (see `_unused`), left out."""
+    static sizes (their uses in their place); reads of sizes, and the
+    `unused` ops (`_unused_ops`), left out."""
     found, pending = [], [argument]
     while pending:
         value = pending.pop()
         for use in value.uses:
             user = use.owner
-            if _reads_sizes_only(user) or _unused(user, unread_results):
+            if _reads_sizes_only(user) or user.operation in unused:
                 continue
             if user.name in _RESHAPES and use.operand_number == 0 and static_sizes(user.results[0].type) is not None:
                 pending.append(user.results[0])
