@@ -113,6 +113,7 @@ STAGES: tuple[Stage, ...] = (
             "purity-copy-overlapping-slice-sources",
             "purity-dispatch-argument-writes",
             "purity-store-results-in-arguments",
+            "purity-read-before-tied-writes",
             "purity-mark-unwritten-arguments",
         ),
     ),

@@ -142,6 +142,62 @@ func.func @guarded_index_put(%cache: !torch.tensor<[6,4],f32>, %sums: !torch.ten
 
 // -----
 
+// A row written at a tensor position and then read by the program (a static
+// cache's row, then attention over the cache): the row the write replaces
+// is read just before it (purity.guard_read), the program reads the write
+// unchanged, and after every check the row is written back over it, as
+// what is there now when the checks pass, else what was there before. The
+// cache's original value stays the base of one write (rebuilding the guarded
+// write from it would make IREE copy the whole cache for one of the two).
+// CHECK-LABEL: func.func @written_then_read(
+// CHECK: %[[CACHE:.*]] = torch.copy.to_vtensor %arg0
+// CHECK: torch.aten.clamp %arg2
+// CHECK: %[[SAFE:.*]] = torch.prim.ListConstruct
+// CHECK: %[[BEFORE:.*]] = torch.aten.index.Tensor %[[CACHE]], %[[SAFE]] {purity.guard_read}
+// CHECK-NEXT: %[[WRITTEN:.*]] = torch.aten.index_put %[[CACHE]], %[[SAFE]], %arg1, %false
+// CHECK: %[[SUM:.*]] = torch.aten.sum %[[WRITTEN]]
+// CHECK: %[[OK:.*]] = torch.aten.all
+// CHECK: %[[NOW:.*]] = torch.aten.index.Tensor %[[WRITTEN]], %[[SAFE]] {purity.guard_read}
+// CHECK: %[[ROW:.*]] = torch.aten.where.self %[[OK]], %[[NOW]], %[[BEFORE]]
+// CHECK: %[[GUARDED:.*]] = torch.aten.index_put %[[WRITTEN]], %[[SAFE]], %[[ROW]], %false
+// CHECK: torch.overwrite.tensor.contents %[[GUARDED]] overwrites %arg0
+// CHECK: return %[[SUM]], %[[GUARDED]], %{{.*}} :
+func.func @written_then_read(%cache: !torch.tensor<[6,4],f32>, %row: !torch.vtensor<[1,4],f32>, %position: !torch.vtensor<[1],si64>) -> (!torch.vtensor<[],f32>, !torch.vtensor<[6,4],f32>) {
+  %false = torch.constant.bool false
+  %none = torch.constant.none
+  %c = torch.copy.to_vtensor %cache : !torch.vtensor<[6,4],f32>
+  %indices = torch.prim.ListConstruct %position : (!torch.vtensor<[1],si64>) -> !torch.list<optional<vtensor>>
+  %written = torch.aten.index_put %c, %indices, %row, %false : !torch.vtensor<[6,4],f32>, !torch.list<optional<vtensor>>, !torch.vtensor<[1,4],f32>, !torch.bool -> !torch.vtensor<[6,4],f32>
+  %sum = torch.aten.sum %written, %none : !torch.vtensor<[6,4],f32>, !torch.none -> !torch.vtensor<[],f32>
+  torch.overwrite.tensor.contents %written overwrites %cache : !torch.vtensor<[6,4],f32>, !torch.tensor<[6,4],f32>
+  return %sum, %written : !torch.vtensor<[],f32>, !torch.vtensor<[6,4],f32>
+}
+
+// -----
+
+// Written and returned, not otherwise read: the guarded write is rebuilt
+// from the original (one write of the row), and the output is the guarded
+// value too (the same when every check passes; outputs are dropped when one
+// fails), so the original stays the base of one write.
+// CHECK-LABEL: func.func @written_and_returned(
+// CHECK: %[[CACHE:.*]] = torch.copy.to_vtensor %arg0
+// CHECK: %[[OK:.*]] = torch.aten.all
+// CHECK: %[[OLD:.*]] = torch.aten.index.Tensor %[[CACHE]], %{{.*}} {purity.guard_read}
+// CHECK: %[[ROW:.*]] = torch.aten.where.self %[[OK]], %arg1, %[[OLD]]
+// CHECK: %[[GUARDED:.*]] = torch.aten.index_put %[[CACHE]], %{{.*}}, %[[ROW]], %false
+// CHECK: torch.overwrite.tensor.contents %[[GUARDED]] overwrites %arg0
+// CHECK: return %[[GUARDED]], %{{.*}} :
+func.func @written_and_returned(%cache: !torch.tensor<[6,4],f32>, %row: !torch.vtensor<[1,4],f32>, %position: !torch.vtensor<[1],si64>) -> !torch.vtensor<[6,4],f32> {
+  %false = torch.constant.bool false
+  %c = torch.copy.to_vtensor %cache : !torch.vtensor<[6,4],f32>
+  %indices = torch.prim.ListConstruct %position : (!torch.vtensor<[1],si64>) -> !torch.list<optional<vtensor>>
+  %written = torch.aten.index_put %c, %indices, %row, %false : !torch.vtensor<[6,4],f32>, !torch.list<optional<vtensor>>, !torch.vtensor<[1,4],f32>, !torch.bool -> !torch.vtensor<[6,4],f32>
+  torch.overwrite.tensor.contents %written overwrites %cache : !torch.vtensor<[6,4],f32>, !torch.tensor<[6,4],f32>
+  return %written : !torch.vtensor<[6,4],f32>
+}
+
+// -----
+
 // Non-adjacent advanced indices lead the region's shape (PyTorch's rule):
 // x[i, :, j] of a [5,3,7] tensor with i, j of shape [2] is [2,3].
 // CHECK-LABEL: func.func @guarded_index_put_split_indices(

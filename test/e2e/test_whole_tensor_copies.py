@@ -121,6 +121,13 @@ def row_zeroed(cache):
     cache[5].zero_()
 
 
+def row_written_at_a_tensor_position_then_read(cache, row, position, query):
+    # A static KV cache's update and attention over it (transposed, as
+    # `q @ k.transpose(-1, -2)`).
+    cache.index_copy_(0, position, row)
+    return query @ cache.t()
+
+
 _NO_COPY = [
     (row_write_returned, lambda: (torch.randn(1, COLUMNS), torch.tensor([17]))),
     (int_row_write_returned, lambda: (torch.randn(1, COLUMNS), 17)),
@@ -143,6 +150,10 @@ _NO_COPY = [
     (zeroed, lambda: ()),
     (filled_with, lambda: (0.25,)),
     (row_zeroed, lambda: ()),
+    (
+        row_written_at_a_tensor_position_then_read,
+        lambda: (torch.randn(1, COLUMNS), torch.randint(0, ROWS, (1,)), torch.randn(2, COLUMNS)),
+    ),
 ]
 
 
@@ -298,3 +309,28 @@ def test_an_out_of_range_accumulation_leaves_every_bit_of_the_input():
     compiled(cache, torch.tensor([1, 0]), rows)
     rows_added(before, torch.tensor([1, 0]), rows)
     torch.testing.assert_close(cache, before, rtol=0, atol=0, equal_nan=True)
+
+
+def test_a_failed_check_after_a_write_that_was_read_leaves_the_input():
+    """The row written at a tensor position and read again is written back
+    after every check, as it was, when one fails: the cache keeps every bit
+    (here a second index, checked after the read, is out of range)."""
+
+    def written_read_then_gathered(cache, row, position, query, late_index):
+        cache.index_copy_(0, position, row)
+        scores = query @ cache.t()
+        return scores.index_select(1, late_index)
+
+    compiled = torch_purity.compile(written_read_then_gathered)
+    cache = torch.randn(ROWS, COLUMNS)
+    before = cache.clone()
+    row, query = torch.randn(1, COLUMNS), torch.randn(2, COLUMNS)
+    with pytest.raises(PurityIndexError, match="index out of range"):
+        compiled(cache, row, torch.tensor([7]), query, torch.tensor([ROWS]))
+    assert torch.equal(cache, before)
+    (entry,) = compiled.cache.values()
+    assert 0 in entry.convention.tied_inputs
+    got = compiled(cache, row, torch.tensor([7]), query, torch.tensor([3, 9]))
+    want = written_read_then_gathered(before, row, torch.tensor([7]), query, torch.tensor([3, 9]))
+    torch.testing.assert_close(got, want)
+    torch.testing.assert_close(cache, before)

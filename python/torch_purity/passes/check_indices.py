@@ -159,9 +159,15 @@ def _check_function(function: Operation) -> None:
         overwrites = [op for op in operations if op.name == "torch.overwrite.tensor.contents"]
         ok = AtenAllOp(_type("!torch.vtensor<[],i1>"), flag_vector).result if overwrites else None
         for overwrite in overwrites:
-            guarded = _guarded(overwrite.operands[0], _original_value(function, overwrite.operands[1]), ok)
+            final = overwrite.operands[0]
+            guarded = _guarded(final, _original_value(function, overwrite.operands[1]), ok)
             overwrite.move_before(return_op)
             overwrite.operands[0] = guarded
+            # An output that is the written value: the guarded one (the same
+            # when every check passes; outputs are dropped when one fails).
+            for position, operand in enumerate(return_op.operands):
+                if operand == final:
+                    return_op.operands[position] = guarded
     results = list(return_op.operands) + [flag_vector]
     set_results(function, return_op, results)
     set_result_attrs(function, len(results) - 1, {contract.INDEX_CHECKS: index_checks_attr(checks)})
@@ -412,6 +418,8 @@ def _guarded(final: Value, original: Value, ok: Value) -> Value:
     while bottom != original and (found := _region_write(bottom)) is not None:
         chain.append((bottom.owner, found))
         bottom = bottom.owner.operands[0]
+    if chain and bottom == original and all(found.read for _, found in chain) and _read_by_program(chain):
+        return _restored_on_top(final, chain, ok)
     current = bottom if bottom == original else AtenWhereSelfOp(bottom.type, ok, bottom, original).result
     for write, found in reversed(chain):
         operands = list(write.operands)
@@ -423,17 +431,65 @@ def _guarded(final: Value, original: Value, ok: Value) -> Value:
                 found.region_type, ok, operands[found.source], _additive_identity(found.region_type)
             ).result
         else:
-            region = Operation.create(
-                found.read, results=[found.region_type], operands=[current, *(operands[i] for i in found.position)]
-            )
-            region.attributes[contract.GUARD_READ] = UnitAttr.get()
             operands[found.source] = AtenWhereSelfOp(
-                found.region_type, ok, operands[found.source], region.result
+                found.region_type, ok, operands[found.source], _region_read(found, current, write)
             ).result
         current = Operation.create(
             write.name, results=[write.results[0].type], operands=operands, loc=write.location
         ).result
     return current
+
+
+def _read_by_program(chain: list[tuple[Operation, _RegionWrite]]) -> bool:
+    """Whether a value of the chain of region writes (top first) is read
+    other than by the next write of the chain, the argument's overwrite or,
+    for the final value, the return (`_check_function` returns the guarded
+    value there)."""
+    for position, (write, _) in enumerate(chain):
+        for use in write.results[0].uses:
+            owner = use.owner.operation
+            if position == 0 and owner.name in ("torch.overwrite.tensor.contents", "func.return"):
+                continue
+            if position > 0 and owner == chain[position - 1][0].operation:
+                continue
+            return True
+    return False
+
+
+def _restored_on_top(final: Value, chain: list[tuple[Operation, _RegionWrite]], ok: Value) -> Value:
+    """`final` when `ok`, else the argument's original value, for a chain of
+    region writes (top first) whose values the program reads (a static-cache
+    row written at a tensor position, then attention over the cache): each
+    write's region is read just before the write (the value it replaces) and,
+    after every check, written back over `final` in reverse order, as
+    `where(ok, what is there now, what was there before)`. Rebuilding the
+    chain from the original instead would make the original the base of two
+    writes, the program's and the guarded one, and IREE would copy the whole
+    tensor for one of them every call; here the argument's value goes through
+    one chain of writes, each in place."""
+    replaced = []
+    for write, found in chain:
+        with InsertionPoint(write), write.location:
+            replaced.append(_region_read(found, write.operands[0], write))
+    current = final
+    for (write, found), before in zip(chain, replaced, strict=True):
+        operands = list(write.operands)
+        operands[0] = current
+        now = _region_read(found, current, write)
+        operands[found.source] = AtenWhereSelfOp(found.region_type, ok, now, before).result
+        current = Operation.create(
+            write.name, results=[write.results[0].type], operands=operands, loc=write.location
+        ).result
+    return current
+
+
+def _region_read(found: _RegionWrite, base: Value, write: Operation) -> Value:
+    """The region `write` replaces, read from `base`, marked as a guard read."""
+    region = Operation.create(
+        found.read, results=[found.region_type], operands=[base, *(write.operands[i] for i in found.position)]
+    )
+    region.attributes[contract.GUARD_READ] = UnitAttr.get()
+    return region.result
 
 
 @dataclass(frozen=True)

@@ -23,5 +23,6 @@ PASS_MODULES: dict[str, tuple[str, str]] = {
     "purity-copy-overlapping-slice-sources": ("copy_overlapping_slice_sources", "CopyOverlappingSliceSources"),
     "purity-dispatch-argument-writes": ("dispatch_argument_writes", "DispatchArgumentWrites"),
     "purity-store-results-in-arguments": ("store_results_in_arguments", "StoreResultsInArguments"),
+    "purity-read-before-tied-writes": ("read_before_tied_writes", "ReadBeforeTiedWrites"),
     "purity-mark-unwritten-arguments": ("mark_unwritten_arguments", "MarkUnwrittenArguments"),
 }
