@@ -26,6 +26,7 @@ uninitialized `empty`) are compared by shape, dtype and aliasing only.
 
 from __future__ import annotations
 
+import difflib
 import functools
 import time
 import traceback
@@ -62,6 +63,13 @@ def op_db() -> dict[str, object]:
     from torch.testing._internal.common_methods_invocations import op_db as database
 
     return {_full_name(info): info for info in database}
+
+
+def _unknown_name(name: str, database: dict[str, object]) -> str:
+    """`name` is no OpInfo: the names it may have meant (its variants, close spellings)."""
+    variants = sorted(full for full in database if full.startswith(f"{name}."))
+    close = variants or difflib.get_close_matches(name, database, n=5)
+    return f"no OpInfo named {name!r}" + (f" (did you mean {', '.join(close)}?)" if close else "")
 
 
 def _full_name(info) -> str:
@@ -111,6 +119,9 @@ class Result:
 def cases(ops: list[str] | None = None, dtypes: tuple[str, ...] | None = None) -> list[Case]:
     """Every (op, variant, dtype) the OpInfo declares for the CPU."""
     database = op_db()
+    unknown = [name for name in ops or () if name not in database]
+    if unknown:
+        raise ValueError("; ".join(_unknown_name(name, database) for name in unknown))
     wanted = [database[name] for name in ops] if ops else list(database.values())
     found = []
     for info in wanted:

@@ -223,7 +223,10 @@ def main(argv: list[str] | None = None) -> int:
     sys.path.insert(0, str(HERE))
     from opinfo_cases import cases
 
-    keys = [c.key for c in cases(options.ops, tuple(options.dtypes) if options.dtypes else None)]
+    try:
+        keys = [c.key for c in cases(options.ops, tuple(options.dtypes) if options.dtypes else None)]
+    except ValueError as error:
+        parser.error(str(error))  # exits with status 2 and the usage line, no traceback
     if options.variants:
         keys = [k for k in keys if k.split("|")[1] in options.variants]
     partial = options.csv.with_suffix(".partial.csv")  # rows as they finish: an interrupted run resumes from it

@@ -81,3 +81,17 @@ def test_pass_rate(rows):
     counted = [r for r in rows if r["status"] in COUNTED]
     passed = sum(r["status"] == "PASS" for r in counted)
     assert passed >= 0.9 * len(counted), f"{passed} of {len(counted)} cases pass"
+
+
+def test_an_unknown_op_name_is_a_clear_error(capsys):
+    """`run_opinfo.py --ops` with a name the database lacks exits with status 2
+    and names the variants meant, without a traceback (was a KeyError)."""
+    from run_opinfo import main
+
+    with pytest.raises(SystemExit) as exit_info:
+        main(["--ops", "scatter_reduce", "no_such_op"])
+    assert exit_info.value.code == 2
+    message = capsys.readouterr().err
+    assert "no OpInfo named 'scatter_reduce' (did you mean scatter_reduce.amax" in message
+    assert "no OpInfo named 'no_such_op'" in message
+    assert "Traceback" not in message
