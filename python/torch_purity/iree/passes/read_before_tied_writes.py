@@ -78,25 +78,47 @@ class ReadBeforeTiedWrites(ModulePass):
         module.context.allow_unregistered_dialects = True
         for function in function_ops(module):
             block = function.regions[0].blocks[0]
+            position = {op.operation: number for number, op in enumerate(block.operations)}
+            # Found first, changed after: an op's hash changes with its operands.
+            later_uses: dict[Value, dict[tuple[Operation, int], None]] = {}
             for index in range(len(function_type(function).inputs)):
                 if tied_result(function, index) is not None:
-                    _compute_reads_first(block, block.arguments[index])
+                    _find_reads_first(block, block.arguments[index], position, later_uses)
+            for value, uses in later_uses.items():
+                _read_through_barrier(value, list(uses))
 
 
-def _compute_reads_first(block, argument: BlockArgument) -> None:
-    operations = [op.operation for op in block.operations]
-    position = {op: number for number, op in enumerate(operations)}
+def _find_reads_first(block, argument: BlockArgument, position: dict, later_uses: dict) -> None:
+    """Adds to `later_uses` the uses, after a write into the argument's
+    buffer, of values computed before it from what the buffer held."""
     in_buffer: set[Value] = {argument}  # values living in the argument's buffer
     carried: dict[Value, None] = {}  # values computed from what the buffer held, in order
-    for number, op in enumerate(operations):
+    for op in _ops_after(argument, block, position):
         if any(op.operands[d] in in_buffer for d in _destinations(op)):
             for value in carried:
-                _barrier_uses_after(value, number, position, block)
+                for use in _uses_after(value, position[op], position, block):
+                    later_uses.setdefault(value, {})[use] = None
             in_buffer.update(op.results)
         elif op.name in _VIEWS and op.operands and op.operands[0] in in_buffer:
             in_buffer.update(op.results)
         elif _reads_any(op, in_buffer, carried):
             carried.update((result, None) for result in op.results if isinstance(result.type, RankedTensorType))
+
+
+def _ops_after(argument: BlockArgument, block, position: dict) -> list[Operation]:
+    """The ops of `block` using the argument, or using what such ops compute,
+    in block order: the only ops that can read or write what it holds (one
+    walk along uses, not a scan of the block per argument: an optimizer step
+    has hundreds of tied arguments)."""
+    found: set[Operation] = set()
+    pending = [argument]
+    while pending:
+        for use in pending.pop().uses:
+            op = _top_level(use.owner.operation, block)
+            if op not in found:
+                found.add(op)
+                pending.extend(op.results)
+    return sorted(found, key=position.__getitem__)
 
 
 def _destinations(op: Operation) -> list[int]:
@@ -120,24 +142,27 @@ def _reads_any(op: Operation, in_buffer: set[Value], carried: dict[Value, None])
     return any(operand in in_buffer or operand in carried for operand in operands)
 
 
-def _barrier_uses_after(value: Value, write: int, position: dict, block) -> None:
-    """Uses of `value` by ops after operation number `write` read it through a barrier built right after its op.
-    Left alone: a barrier's result, and values living in an argument's buffer
-    (a write into another tied argument: a barrier there would cost a copy)."""
+def _uses_after(value: Value, write: int, position: dict, block) -> list[tuple[Operation, int]]:
+    """The uses of `value` (user, operand number) by ops after operation
+    number `write` that a producer may be fused into. None for a barrier's
+    result, and for values living in an argument's buffer (a write into
+    another tied argument: a barrier there would cost a copy)."""
     if not RankedTensorType(value.type).has_static_shape or value.owner.name == BARRIER:
-        return
+        return []
     if isinstance(_buffer_of(value), BlockArgument):
-        return
-    later = [
+        return []
+    return [
         (use.owner.operation, use.operand_number)
         for use in value.uses
-        if use.owner.name not in _NOT_FUSING and position.get(_top_level(use.owner.operation, block), -1) > write
+        if use.owner.name not in _NOT_FUSING and position[_top_level(use.owner.operation, block)] > write
     ]
-    if not later:
-        return
+
+
+def _read_through_barrier(value: Value, uses: list[tuple[Operation, int]]) -> None:
+    """The uses read `value` through a barrier built right after its op."""
     with InsertionPoint.after(value.owner), value.owner.location:
         kept = Operation.create(BARRIER, results=[value.type], operands=[value]).results[0]
-    for user, number in later:
+    for user, number in uses:
         user.operands[number] = kept
 
 
