@@ -137,6 +137,7 @@ _NO_COPY = [
     (row_scaled_at_int, lambda: (torch.randn(1, COLUMNS), 2000)),
     (slice_updated_twice, lambda: ()),
     (slice_updated_from_an_input, lambda: (torch.randn(1, COLUMNS), 9)),
+    (element_set, lambda: (torch.randn(()),)),
     (masked_filled, lambda: (torch.rand(COLUMNS) < 0.5,)),
     (copied_from_an_input, lambda: (torch.randn(ROWS, COLUMNS),)),
     (rows_added, lambda: (torch.tensor([17, 5, 17]), torch.randn(3, COLUMNS))),
@@ -181,13 +182,6 @@ def slice_after_another_read(cache):
     return total
 
 
-# Tied (no copy back by the runtime: 131 -> 14 µs on 1 MiB), but IREE still
-# copies the input inside the call: the element is written into row 3 in
-# place (purity-dispatch-argument-writes) while row 3 is read again for the
-# outer write, so IREE keeps the old buffer whole. Correctness only.
-_TIED_WITH_A_COPY_INSIDE_IREE = [
-    (element_set, lambda: (torch.randn(()),)),
-]
 
 
 def row_set_from_another(cache):
@@ -279,16 +273,6 @@ def test_written_in_place_without_a_whole_copy(program, make_arguments):
 def test_reads_the_write_does_not_wait_for_stay_correct(program, make_arguments):
     entry, _ = _check_against_eager(program, make_arguments)
     assert 0 not in entry.convention.tied_inputs
-
-
-@pytest.mark.parametrize(
-    ("program", "make_arguments"),
-    _TIED_WITH_A_COPY_INSIDE_IREE,
-    ids=[p.__name__ for p, _ in _TIED_WITH_A_COPY_INSIDE_IREE],
-)
-def test_tied_writes_match_eager(program, make_arguments):
-    entry, _ = _check_against_eager(program, make_arguments)
-    assert 0 in entry.convention.tied_inputs and entry.hand_over == "in place"
 
 
 def test_an_out_of_range_accumulation_leaves_every_bit_of_the_input():
