@@ -44,6 +44,30 @@ _SAME_BUFFER = (
 )
 
 
+# Destination-passing ops: `ins` segment first, then `outs` (`operandSegmentSizes`).
+DESTINATION_PASSING_PREFIXES = ("linalg.", "tm_tensor.")
+# Destination-passing ops with one init, their last operand, and no
+# `operandSegmentSizes` to read it from. A Linear's weight is read through
+# `linalg.transpose`: without this it crossed as a copy on every call.
+_SINGLE_INIT_OPS = ("linalg.transpose", "linalg.broadcast", "linalg.map")
+
+
+def init_operands(op: Operation) -> list[int] | None:
+    """The operand numbers of a destination-passing linalg or tm_tensor op's
+    inits (the buffers its results take, in result order); None for other
+    ops, and where the segments cannot be read."""
+    if not op.name.startswith(DESTINATION_PASSING_PREFIXES):
+        return None
+    if op.name in _SINGLE_INIT_OPS:
+        return [len(op.operands) - 1]
+    if "operandSegmentSizes" not in op.attributes:
+        return None
+    segments = list(DenseI32ArrayAttr(op.attributes["operandSegmentSizes"]))
+    if len(segments) != 2:
+        return None
+    return list(range(segments[0], segments[0] + segments[1]))
+
+
 def insert_slices(functions: list[Operation]) -> list[Operation]:
     """The `tensor.insert_slice` ops in the functions' bodies, in order (a list:
     passes rewrite around them)."""

@@ -25,11 +25,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from torch_mlir.ir import DenseI32ArrayAttr, Operation, UnitAttr
+from torch_mlir.ir import Operation, UnitAttr
 
 from ... import contract
 from ...ir_helpers.functions import arg_attr, function_ops, function_type, set_arg_attrs
 from ...passes.base import ModulePass
+from .linalg_builders import init_operands
 
 # Ops whose result is a view or reshape of operand 0, or operand 0 itself
 # (IREE's barrier, generic form): reading them reads the argument.
@@ -44,12 +45,6 @@ _VIEW_LIKE = (
 # (op, operand number) pairs that only read.
 _READ_OPERANDS = {("tensor.extract", 0), ("tensor.dim", 0), ("tensor.insert_slice", 0), ("tensor.pad", 0)}
 _READ_ANY_OPERAND = ("tensor.concat",)
-# Destination-passing ops: `ins` segment first, then `outs`.
-_DPS_PREFIXES = ("linalg.", "tm_tensor.")
-# Destination-passing ops with one init, their last operand, and no
-# `operandSegmentSizes` to read it from. A Linear's weight is read through
-# `linalg.transpose`: without this it crossed as a copy on every call.
-_SINGLE_INIT_OPS = ("linalg.transpose", "linalg.broadcast", "linalg.map")
 
 
 @dataclass(frozen=True)
@@ -76,7 +71,7 @@ def _only_read(value) -> bool:
                 return False
         elif (name, number) in _READ_OPERANDS or name in _READ_ANY_OPERAND:
             continue
-        elif name.startswith(_DPS_PREFIXES) and _is_dps_input(user, number):
+        elif _is_dps_input(user, number):
             continue
         else:
             return False
@@ -84,9 +79,5 @@ def _only_read(value) -> bool:
 
 
 def _is_dps_input(op, operand_number: int) -> bool:
-    if op.name in _SINGLE_INIT_OPS:
-        return operand_number < len(op.operands) - 1
-    if "operandSegmentSizes" not in op.attributes:
-        return False
-    segments = list(DenseI32ArrayAttr(op.attributes["operandSegmentSizes"]))
-    return len(segments) == 2 and operand_number < segments[0]
+    inits = init_operands(op)
+    return inits is not None and operand_number < min(inits)

@@ -39,7 +39,6 @@ from dataclasses import dataclass
 
 from torch_mlir.ir import (
     BlockArgument,
-    DenseI32ArrayAttr,
     InsertionPoint,
     Operation,
     OpResult,
@@ -51,14 +50,11 @@ from ...contract.ir import tied_result
 from ...ir_helpers.functions import function_ops, function_type
 from ...ir_helpers.queries import walk
 from ...passes.base import ModulePass
-from .linalg_builders import BARRIER
+from .linalg_builders import BARRIER, init_operands
 
 # Ops whose result is operand 0's buffer, whole. (A slice, `tensor.extract_slice`,
 # is a read of some of its elements: IREE folds it into the dispatches using it.)
 _VIEWS = ("tensor.expand_shape", "tensor.collapse_shape", "tensor.cast", BARRIER)
-_DESTINATION_PASSING = ("linalg.", "tm_tensor.")
-# Destination-passing ops with one init, their last operand, and no `operandSegmentSizes`.
-_SINGLE_INIT_OPS = ("linalg.transpose", "linalg.broadcast", "linalg.map")
 
 
 # Users no producer is fused into: the return (a returned value is computed
@@ -125,16 +121,7 @@ def _destinations(op: Operation) -> list[int]:
     """The operand numbers whose buffers the op's results take (in result order)."""
     if op.name == "tensor.insert_slice":
         return [1]
-    if not op.name.startswith(_DESTINATION_PASSING):
-        return []
-    if op.name in _SINGLE_INIT_OPS:
-        return [len(op.operands) - 1]
-    if "operandSegmentSizes" not in op.attributes:
-        return []
-    segments = list(DenseI32ArrayAttr(op.attributes["operandSegmentSizes"]))
-    if len(segments) != 2:
-        return []
-    return list(range(segments[0], segments[0] + segments[1]))
+    return init_operands(op) or []
 
 
 def _reads_any(op: Operation, in_buffer: set[Value], carried: dict[Value, None]) -> bool:
