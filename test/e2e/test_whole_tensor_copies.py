@@ -318,3 +318,32 @@ def test_a_failed_check_after_a_write_that_was_read_leaves_the_input():
     want = written_read_then_gathered(before, row, torch.tensor([7]), query, torch.tensor([3, 9]))
     torch.testing.assert_close(got, want)
     torch.testing.assert_close(cache, before)
+
+
+def test_rows_written_at_an_int_position_and_read_around_a_check():
+    """A row and a slice written at an int position (`select_scatter`,
+    `slice_scatter`), read in between and after, beside an index check
+    (an embedding-like lookup): the guard restores both regions, last
+    write first, over the program's writes; every call matches eager, and
+    a failed check leaves every bit of the cache."""
+
+    def step(cache, table, token, row, position: int):
+        cache[position] = row[0] + table[token].sum()
+        cache[position : position + 2].mul_(0.5)  # overlaps the row: restored last write first
+        return cache[: position + 3].sum(0)
+
+    torch.manual_seed(0)
+    compiled = torch_purity.compile(step)
+    cache, table, row = torch.randn(ROWS, COLUMNS), torch.randn(10, COLUMNS), torch.randn(1, COLUMNS)
+    expected = cache.clone()
+    for position in (3, 100, 7):
+        token = torch.tensor([position % 10])
+        got = compiled(cache, table, token, row, position)
+        torch.testing.assert_close(got, step(expected, table, token, row, position))
+        torch.testing.assert_close(cache, expected)
+    before = cache.clone()
+    with pytest.raises(PurityIndexError, match="index out of range"):
+        compiled(cache, table, torch.tensor([10]), row, 5)
+    assert torch.equal(cache, before)
+    (entry,) = compiled.cache.values()
+    assert 0 in entry.convention.tied_inputs and entry.hand_over == "in place"
