@@ -32,9 +32,16 @@ write (`index_put(accumulate=True)` from `index_add_`, `scatter_add`) adds
 `where(ok, source, -0.0)` (0 for integers: x + -0.0 is x for every float,
 -0.0 included), so it stays a write of those elements and its argument can be
 tied too; any other final value becomes `where(ok, value, original)`, which
-keeps a pointwise update pointwise. When a check fails the compiled code thus writes back what each
-argument held, and the runtime neither copies back written inputs nor
-applies metadata mutations.
+keeps a pointwise update pointwise. Where the program itself reads a value
+of such a chain of region writes (a static cache's row, then attention over
+the cache), the chain is not rebuilt from the original (two writes on one
+base: IREE would copy the argument whole every call): each region is read
+just before its write, and after every check written back over the final
+value, last write first, as `where(ok, what is there now, what was there
+before)`; an output that is the final value becomes the guarded value.
+When a check fails the compiled code thus writes back what each argument
+held, and the runtime neither copies back written inputs nor applies
+metadata mutations.
 
 `embedding_bag`'s offsets are checked as eager checks them (the first is 0,
 none decreases, none is past the number of indices); where they are not,
@@ -434,10 +441,13 @@ def _guarded(final: Value, original: Value, ok: Value) -> Value:
             operands[found.source] = AtenWhereSelfOp(
                 found.region_type, ok, operands[found.source], _region_read(found, current, write)
             ).result
-        current = Operation.create(
-            write.name, results=[write.results[0].type], operands=operands, loc=write.location
-        ).result
+        current = _rewritten(write, operands)
     return current
+
+
+def _rewritten(write: Operation, operands: list[Value]) -> Value:
+    """`write` again (the op name is data: generic creation), on `operands`, at the insertion point."""
+    return Operation.create(write.name, results=[write.results[0].type], operands=operands, loc=write.location).result
 
 
 def _read_by_program(chain: list[tuple[Operation, _RegionWrite]]) -> bool:
@@ -477,9 +487,7 @@ def _restored_on_top(final: Value, chain: list[tuple[Operation, _RegionWrite]], 
         operands[0] = current
         now = _region_read(found, current, write)
         operands[found.source] = AtenWhereSelfOp(found.region_type, ok, now, before).result
-        current = Operation.create(
-            write.name, results=[write.results[0].type], operands=operands, loc=write.location
-        ).result
+        current = _rewritten(write, operands)
     return current
 
 

@@ -155,10 +155,11 @@ def _only_written_into(element_uses: list) -> bool:
 
 
 def _one_region_written(writes: list) -> bool:
-    """One write; or several replacing the same region (purity-check-indices
-    leaves the unguarded write beside the guarded one, and the program may
-    read the unguarded one's value): each gives the original outside that
-    region and its own values inside, whichever runs first in place. Not a
+    """One write; or several replacing the same region (`y = x.index_put(i, a)`
+    beside `x.index_put_(i, b)`; purity-check-indices made this too, before
+    it restored guarded regions over the program's own write): each gives
+    the original outside that region and its own values inside, whichever
+    runs first in place. Not a
     scatter into another region (`y = x.slice_scatter(v)` beside `x[5] = 7`:
     out of place, a read of all of x), nor two accumulating writes (one
     would add to what the other added in place)."""
@@ -215,9 +216,9 @@ def _region_updated_pointwise(uses: list) -> bool:
 def _unused_ops(block, unread_results: frozenset[int]) -> set[object]:
     """The ops of `block` whose results reach nothing but outputs in
     `unread_results`: value-semantic ops nothing needs, which the backend
-    erases (purity-check-indices leaves the unguarded write it replaced,
-    returned as an output viewing the input where the program returns the
-    input). One backwards walk: every user of an op comes after it."""
+    erases (purity-check-indices leaves the unguarded write it rebuilt
+    guarded; values feeding only outputs that view an input). One
+    backwards walk: every user of an op comes after it."""
     unused: set[object] = set()
     for op in reversed([op.operation for op in block.operations]):
         if not op.results or len(op.regions) > 0:
