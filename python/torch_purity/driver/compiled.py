@@ -43,6 +43,7 @@ from ..iree.module import (
     failing_aten_op,
     iree_compile_command,
     program_flags,
+    program_text,
 )
 from ..iree.runtime import (
     Executable,
@@ -343,7 +344,7 @@ def build_entry(
         try:
             vmfb = compile_linalg(lowered.iree_input, target)
         except IreeCompileError as error:
-            path = write_failing_ir(lowered.iree_input, "iree-compile", dump_dir)
+            path = write_failing_ir(program_text(lowered.iree_input, target), "iree-compile", dump_dir)
             reproduce = f"  reproduce with: {iree_compile_command(str(path), target, lowered.iree_input)}"
             died = re.search(r"Error code: (-\d+)", str(error))
             if died:  # iree-compile was killed by a signal: a compiler bug, never "unsupported"

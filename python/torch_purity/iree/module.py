@@ -16,6 +16,7 @@ from torch.utils.dlpack import to_dlpack
 
 from ..errors import PurityError
 from .data_tiling import data_tiling_flags
+from .narrow_products import configure_narrow_products
 from .targets import get_target
 
 
@@ -30,13 +31,19 @@ def program_flags(text: str, target: str) -> list[str]:
     return [*spec.compile_flags, *data_tiling_flags(text, spec.device_type)]
 
 
+def program_text(text: str, target: str) -> str:
+    """What iree-compile is given for this program: the CPU target's narrow
+    products carry their tile sizes (narrow_products.py)."""
+    return configure_narrow_products(text) if get_target(target).device_type == "cpu" else text
+
+
 def compile_linalg(text: str, target: str, extra_flags: tuple[str, ...] = ()) -> bytes:
     """A VM flatbuffer for `target` from linalg-on-tensors text."""
     import iree.compiler as iree_compiler
 
     flags = [*program_flags(text, target), *extra_flags]
     try:
-        return iree_compiler.compile_str(text, input_type="auto", extra_args=flags)
+        return iree_compiler.compile_str(program_text(text, target), input_type="auto", extra_args=flags)
     except iree_compiler.CompilerToolError as error:
         raise IreeCompileError(str(error)) from None
 
