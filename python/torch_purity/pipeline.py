@@ -103,6 +103,7 @@ STAGES: tuple[Stage, ...] = (
     Stage(
         "iree-abi",
         (
+            "purity-chain-same-region-writes",
             "purity-elide-input-view-results",
             "purity-tensor-while-condition",
             "purity-seed-from-argument",

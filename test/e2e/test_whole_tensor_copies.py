@@ -128,6 +128,21 @@ def row_written_at_a_tensor_position_then_read(cache, row, position, query):
     return query @ cache.t()
 
 
+def row_at_an_int_position_read_beside_a_check(cache, table, token, row, position: int):
+    # The same at an int position (a `select_scatter`), with an embedding
+    # lookup's index check: the check's restore of the row and the row's
+    # write are one region, which MLIR's insert-after-insert fold put both
+    # on the cache's original value (purity-chain-same-region-writes).
+    cache[position] = row[0] + table[token].sum()
+    return cache @ row[0]
+
+
+def row_at_a_fixed_position_read_beside_a_check(cache, table, token, row):
+    # The same at a position fixed in the program (the region's offsets are constants).
+    cache[-7] = row[0] + table[token].sum()
+    return cache @ row[0]
+
+
 _NO_COPY = [
     (row_write_returned, lambda: (torch.randn(1, COLUMNS), torch.tensor([17]))),
     (int_row_write_returned, lambda: (torch.randn(1, COLUMNS), 17)),
@@ -154,6 +169,19 @@ _NO_COPY = [
     (
         row_written_at_a_tensor_position_then_read,
         lambda: (torch.randn(1, COLUMNS), torch.randint(0, ROWS, (1,)), torch.randn(2, COLUMNS)),
+    ),
+    (
+        row_at_an_int_position_read_beside_a_check,
+        lambda: (
+            torch.randn(10, COLUMNS),
+            torch.randint(0, 10, (1,)),
+            torch.randn(1, COLUMNS),
+            int(torch.randint(0, ROWS, ())),
+        ),
+    ),
+    (
+        row_at_a_fixed_position_read_beside_a_check,
+        lambda: (torch.randn(10, COLUMNS), torch.randint(0, 10, (1,)), torch.randn(1, COLUMNS)),
     ),
 ]
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 # pass name -> (module in this package, class)
 PASS_MODULES: dict[str, tuple[str, str]] = {
+    "purity-chain-same-region-writes": ("chain_same_region_writes", "ChainSameRegionWrites"),
     "purity-elide-input-view-results": ("elide_input_view_results", "ElideInputViewResults"),
     "purity-seed-from-argument": ("seed_from_argument", "SeedFromArgument"),
     "purity-tensor-while-condition": ("tensor_while_condition", "TensorWhileCondition"),
