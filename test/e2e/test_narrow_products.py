@@ -133,3 +133,15 @@ def test_compiled_narrow_products_match_eager(fn, shapes, monkeypatch):
     assert "compilation_info" in program_text(entry.lowered.iree_input, "cpu")
     exact = fn(*(a.double() for a in args))
     assert_as_close_as_eager(result, fn(*args), exact)
+
+
+@pytest.mark.parametrize("dtype", [torch.float64, torch.float16, torch.bfloat16], ids=str)
+def test_other_float_types_match_eager(dtype, monkeypatch):
+    monkeypatch.delenv(OFF_VARIABLE, raising=False)
+    torch.manual_seed(0)
+    a, b = torch.randn(1, 256).to(dtype), torch.randn(256, 128).to(dtype)
+    compiled = torch_purity.compile(torch.matmul)
+    result = compiled(a, b)
+    entry, _ = compiled.entry_for(a, b)
+    assert "compilation_info" in program_text(entry.lowered.iree_input, "cpu")
+    assert_as_close_as_eager(result, a @ b, a.double() @ b.double())
