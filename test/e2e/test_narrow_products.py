@@ -52,13 +52,21 @@ def _tiles_given(text: str) -> str | None:
 @pytest.mark.parametrize(
     ("program", "distribution"),
     [
-        (_program("vecmat", "2048xf32", "2048x256xf32", "256xf32"), "[64, 0]"),
-        (_program("matmul", "1x2048xf32", "2048x256xf32", "1x256xf32", _MAT_MAPS["plain"]), "[1, 64, 0]"),
+        (_program("vecmat", "2048xf32", "2048x256xf32", "256xf32"), "[256, 0]"),
+        (_program("matmul", "1x2048xf32", "2048x256xf32", "1x256xf32", _MAT_MAPS["plain"]), "[1, 256, 0]"),
+        (_program("matmul", "1x64xf32", "64x1000xf32", "1x1000xf32"), "[1, 64, 0]"),
         (_program("matmul", "8x300xf32", "300x130xf32", "8x130xf32"), "[8, 64, 0]"),
-        (_program("batch_matmul", "4x1x64xf32", "4x64x16xf32", "4x1x16xf32"), "[1, 1, 64, 0]"),
-        (_program("batch_vecmat", "4x64xf32", "4x64x16xf32", "4x16xf32"), "[1, 64, 0]"),
+        (_program("batch_matmul", "4x1x64xf32", "4x64x16xf32", "4x1x16xf32"), "[1, 1, 16, 0]"),
+        (_program("batch_vecmat", "4x64xf32", "4x64x16xf32", "4x16xf32"), "[1, 16, 0]"),
     ],
-    ids=["vecmat", "one-row matmul", "eight-row matmul", "one-row batch_matmul", "batch_vecmat"],
+    ids=[
+        "vecmat",
+        "one-row matmul",
+        "one row over 256 columns",
+        "eight-row matmul",
+        "one-row batch_matmul",
+        "batch_vecmat",
+    ],
 )
 def test_narrow_products_read_by_rows_get_the_tiles(program, distribution, monkeypatch):
     monkeypatch.delenv(OFF_VARIABLE, raising=False)

@@ -26,7 +26,20 @@ Compiled for an AVX2 processor (`--iree-llvmcpu-target-cpu=haswell`, run on
 the same machine) the gain holds (1×2048 @ 2048×256: 177 → 43 µs;
 8×2048 @ 2048×256: 169 → 155 µs), so the tile is not tied to AVX-512's
 register count. Other tiles tried (32 or 128-256 columns, 2-16 reduction
-steps, 256 columns per workgroup) were as fast or slower on some shape.
+steps, 256 columns per workgroup) were as fast or slower on some shape in
+that benchmark, where the operand stays in the 2 MiB L2. Inside a program
+it does not: in the attention decode step of benchmarks/compare_systems.py
+(two 2048×256 caches), profiled with `iree-benchmark-module
+--device_profiling_mode=host-execution` and `iree-profile statistics`,
+`p @ v_cache` took 85 µs per call with 64-column tiles and 70 µs with the
+whole 256-column row per step (the row read in order, once); 80 µs with
+128 columns; the same 70 µs compiled for haswell. So a one-row product
+whose rows have at most WHOLE_ROW_COLUMNS columns takes the whole row;
+wider ones keep 64 columns (1×512 @ 512×4096 in L2: 360 µs with 256-column
+tiles against 301 µs), and so do products of 2-8 rows (their accumulators
+are rows × columns). The whole step: 295 µs with IREE's tiles, 228 µs with
+64 columns, 199 µs with whole rows (eager 134 µs, round robin in one
+process).
 Products whose right operand is transposed (`x @ w.t()`, a matrix-vector
 product: the reduction runs along contiguous memory) keep IREE's tiles,
 which are already within 1.25x of MKL there (1×256 reduction rows: 53 µs
@@ -47,6 +60,7 @@ import re
 
 MAX_ROWS = 8
 COLUMNS_PER_TILE = 64
+WHOLE_ROW_COLUMNS = 256  # a one-row product's tile spans the whole row up to this width
 
 # The indexing maps (left, right, result) of the products whose right operand
 # is read row by row; the loops are ordered as the lowering config lists them.
@@ -67,20 +81,22 @@ def _enabled() -> bool:
     return os.environ.get(OFF_VARIABLE, "").lower() not in ("off", "0")
 
 
-def _tiles(op_name: str, left_shape: list[int]) -> tuple[list[int], list[int], list[int]] | None:
+def _tiles(op_name: str, left_shape: list[int], columns: int) -> tuple[list[int], list[int], list[int]] | None:
     """(distribution, parallel vector, reduction vector) tile sizes over the
-    op's loops, or None where the product is not narrow."""
-    columns = COLUMNS_PER_TILE
+    op's loops, or None where the product is not narrow. `columns`: the
+    result's row length."""
+    one_row = op_name.endswith("vecmat") or left_shape[-2] == 1
+    tile = columns if one_row and columns <= WHOLE_ROW_COLUMNS else COLUMNS_PER_TILE
     if op_name == "linalg.vecmat":  # loops: N, K
-        return [columns, 0], [columns, 0], [0, 1]
+        return [tile, 0], [tile, 0], [0, 1]
     if op_name == "linalg.batch_vecmat":  # B, N, K
-        return [1, columns, 0], [1, columns, 0], [0, 0, 1]
+        return [1, tile, 0], [1, tile, 0], [0, 0, 1]
     rows = left_shape[-2]
     if rows > MAX_ROWS:
         return None
     if op_name == "linalg.matmul":  # M, N, K
-        return [rows, columns, 0], [rows, columns, 0], [0, 0, 1]
-    return [1, rows, columns, 0], [1, rows, columns, 0], [0, 0, 0, 1]  # batch_matmul: B, M, N, K
+        return [rows, tile, 0], [rows, tile, 0], [0, 0, 1]
+    return [1, rows, tile, 0], [1, rows, tile, 0], [0, 0, 0, 1]  # batch_matmul: B, M, N, K
 
 
 def _compilation_info(tiles: tuple[list[int], list[int], list[int]]) -> str:
@@ -116,7 +132,7 @@ def configure_narrow_products(linalg_text: str) -> str:
                 for shape in shapes
             ):
                 continue
-            tiles = _tiles(name, list(shapes[0].shape))
+            tiles = _tiles(name, list(shapes[0].shape), shapes[2].shape[-1])
             if tiles is None:
                 continue
             op.attributes["compilation_info"] = ir.Attribute.parse(_compilation_info(tiles), context)
