@@ -16,6 +16,7 @@ from torch.utils.dlpack import to_dlpack
 
 from ..errors import PurityError
 from .data_tiling import data_tiling_flags
+from .devices import config as device_config
 from .narrow_products import configure_narrow_products
 from .targets import get_target
 
@@ -129,7 +130,7 @@ class LoadedModule:
     def _opened(self) -> _Opened:
         driver = self.driver or get_target(self.target).driver
         try:
-            config = iree_runtime.Config(driver)
+            config = device_config(driver)
         except RuntimeError as error:
             raise PurityError(
                 "run", f"IREE cannot open a '{driver}' device here: {str(error).splitlines()[0]}"
