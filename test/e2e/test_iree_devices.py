@@ -3,6 +3,7 @@ driver, whose allocator keeps what a call frees for the next call, bounded;
 `PURITY_IREE_ALLOCATOR_CACHE=off` opens IREE's default device instead."""
 
 import iree.runtime as iree_runtime
+import pytest
 import torch
 
 import torch_purity
@@ -77,3 +78,70 @@ def test_programs_with_intermediates_stay_right_over_calls(monkeypatch):
         torch.testing.assert_close(compiled(x, *state), step(x, *expected_state))
         for mine, theirs in zip(state, expected_state):
             torch.testing.assert_close(mine, theirs)
+
+
+def _scaled(x):
+    return x * 2 + 1
+
+
+def test_large_results_come_from_the_pool_and_go_back_to_it(monkeypatch):
+    monkeypatch.delenv(devices.OFF_VARIABLE, raising=False)
+    compiled = torch_purity.compile(_scaled)
+    x = torch.randn(512, 1024)  # a 2 MiB result
+    compiled(x)
+    allocator = devices.config("local-sync").device.allocator
+    before = allocator.statistics["device_bytes_allocated"]
+    out = compiled(x)
+    assert not out.untyped_storage().resizable()  # IREE's memory, through DLPack
+    torch.testing.assert_close(out, _scaled(x))
+    del out
+    for _ in range(3):  # each result freed before the next call: the pool's one buffer serves them all
+        torch.testing.assert_close(compiled(x), _scaled(x))
+    assert allocator.statistics["device_bytes_allocated"] - before <= x.nbytes
+    small = torch.randn(16, 16)
+    assert compiled(small).untyped_storage().resizable()  # below POOLED_BYTES: torch.empty
+
+
+def test_results_kept_alive_keep_their_values(monkeypatch):
+    monkeypatch.delenv(devices.OFF_VARIABLE, raising=False)
+    compiled = torch_purity.compile(_scaled)
+    inputs = [torch.randn(512, 1024) for _ in range(4)]
+    results = [compiled(x) for x in inputs]
+    assert len({r.data_ptr() for r in results}) == len(results)
+    for x, result in zip(inputs, results):
+        torch.testing.assert_close(result, _scaled(x))
+
+
+def test_a_pooled_result_passed_back_in_and_written_in_place(monkeypatch):
+    """A result handed back as the next call's input, written in place (a
+    cache returned by one step and updated by the next): IREE imports the
+    memory it exported and writes it."""
+    monkeypatch.delenv(devices.OFF_VARIABLE, raising=False)
+
+    def step(cache, row, position: int):
+        cache[position] = row
+        return cache * 1.0
+
+    compiled = torch_purity.compile(step)
+    cache, expected = torch.zeros(1024, 512), torch.zeros(1024, 512)
+    for position in range(3):
+        row = torch.randn(512)
+        cache, expected = compiled(cache, row, position), step(expected, row, position)
+        torch.testing.assert_close(cache, expected)
+
+
+def test_growing_a_pooled_result_is_refused_by_torch(monkeypatch):
+    """Documented: torch cannot resize memory it does not own. Growing the
+    result raises torch's error (nothing is lost); shrinking it works."""
+    monkeypatch.delenv(devices.OFF_VARIABLE, raising=False)
+    out = torch_purity.compile(_scaled)(torch.randn(512, 1024))
+    out.resize_(16)
+    assert out.shape == (16,)
+    with pytest.raises(RuntimeError, match="not resizable"):
+        out.resize_(1024 * 1024)
+
+
+def test_without_the_pool_results_are_torch_tensors(monkeypatch):
+    monkeypatch.setenv(devices.OFF_VARIABLE, "off")
+    out = torch_purity.compile(_scaled)(torch.randn(512, 1024))
+    assert out.untyped_storage().resizable()

@@ -31,10 +31,12 @@ is first opened) opens devices without it."""
 
 from __future__ import annotations
 
+import math
 import os
 import threading
 
 import iree.runtime as iree_runtime
+import torch
 
 CACHE_SPEC = "caching:device_local=*;256mib;32"
 _CACHED_DRIVERS = ("local-sync", "local-task")
@@ -55,3 +57,38 @@ def config(driver: str) -> iree_runtime.Config:
             device = iree_runtime.get_driver(driver).create_default_device(allocators=[CACHE_SPEC])
             _devices[driver] = device
     return iree_runtime.Config(device=device)
+
+
+_ELEMENT_TYPES = {
+    torch.float32: "FLOAT_32",
+    torch.float64: "FLOAT_64",
+    torch.float16: "FLOAT_16",
+    torch.bfloat16: "BFLOAT_16",
+    torch.int64: "SINT_64",
+    torch.int32: "SINT_32",
+    torch.int16: "SINT_16",
+    torch.int8: "SINT_8",
+    torch.uint8: "UINT_8",
+    torch.bool: "BOOL_8",
+}
+_DLPACK_CPU = 1  # kDLCPU
+_HOST_MEMORY = "local-sync"  # whose pool host results come from (any CPU device can import them)
+
+
+def pooled_host_tensor(shape, dtype: torch.dtype) -> torch.Tensor | None:
+    """A CPU tensor whose memory is a buffer of the CPU device's pool, given
+    to torch through DLPack (it returns to the pool when torch frees the
+    tensor); None where the pool is off or the dtype has no IREE element
+    type. Its contents are undefined, as `torch.empty`'s."""
+    name = _ELEMENT_TYPES.get(dtype)
+    if name is None or os.environ.get(OFF_VARIABLE, "").lower() in ("off", "0"):
+        return None
+    device = config(_HOST_MEMORY).device
+    size = max(1, math.prod(shape)) * dtype.itemsize
+    buffer = device.allocator.allocate_buffer(
+        memory_type=iree_runtime.MemoryType.DEVICE_LOCAL | iree_runtime.MemoryType.HOST_VISIBLE,
+        allowed_usage=iree_runtime.BufferUsage.DEFAULT,
+        allocation_size=size,
+    )
+    view = iree_runtime.HalBufferView(buffer, list(shape), getattr(iree_runtime.HalElementType, name))
+    return torch.from_dlpack(device.create_dlpack_capsule(view, _DLPACK_CPU, 0))
