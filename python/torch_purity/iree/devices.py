@@ -31,12 +31,14 @@ is first opened) opens devices without it."""
 
 from __future__ import annotations
 
+import ctypes
 import math
 import os
 import threading
 
 import iree.runtime as iree_runtime
 import torch
+from iree.runtime import _binding
 
 CACHE_SPEC = "caching:device_local=*;256mib;32"
 _CACHED_DRIVERS = ("local-sync", "local-task")
@@ -55,6 +57,16 @@ def config(driver: str) -> iree_runtime.Config:
         device = _devices.get(driver)
         if device is None:
             device = iree_runtime.get_driver(driver).create_default_device(allocators=[CACHE_SPEC])
+            # Never destroyed: a buffer returns to its pool when torch frees a
+            # tensor made from it (pooled_host_tensor), which may happen after
+            # the interpreter tore this module down at exit (a tensor kept in
+            # a module imported earlier); a destroyed pool then crashed the
+            # process in its teardown (SIGSEGV, seen with a result kept as
+            # `json.KEEP`). The device is held to the end, and nanobind's
+            # report of objects alive at exit (which it would then print)
+            # is turned off with IREE's own switch.
+            ctypes.pythonapi.Py_IncRef(ctypes.py_object(device))
+            _binding.disable_leak_checker()
             _devices[driver] = device
     return iree_runtime.Config(device=device)
 
