@@ -98,7 +98,7 @@ def _scaled(x):
 def test_large_results_come_from_the_pool_and_go_back_to_it(monkeypatch):
     monkeypatch.delenv(devices.OFF_VARIABLE, raising=False)
     compiled = torch_purity.compile(_scaled)
-    x = torch.randn(512, 1024)  # a 2 MiB result
+    x = torch.randn(4096, 2048)  # a 32 MiB result
     compiled(x)
     allocator = devices.config("local-sync").device.allocator
     before = allocator.statistics["device_bytes_allocated"]
@@ -116,7 +116,7 @@ def test_large_results_come_from_the_pool_and_go_back_to_it(monkeypatch):
 def test_results_kept_alive_keep_their_values(monkeypatch):
     monkeypatch.delenv(devices.OFF_VARIABLE, raising=False)
     compiled = torch_purity.compile(_scaled)
-    inputs = [torch.randn(512, 1024) for _ in range(4)]
+    inputs = [torch.randn(4096, 2048) for _ in range(3)]
     results = [compiled(x) for x in inputs]
     assert len({r.data_ptr() for r in results}) == len(results)
     for x, result in zip(inputs, results):
@@ -134,9 +134,9 @@ def test_a_pooled_result_passed_back_in_and_written_in_place(monkeypatch):
         return cache * 1.0
 
     compiled = torch_purity.compile(step)
-    cache, expected = torch.zeros(1024, 512), torch.zeros(1024, 512)
+    cache, expected = torch.zeros(8192, 1024), torch.zeros(8192, 1024)
     for position in range(3):
-        row = torch.randn(512)
+        row = torch.randn(1024)
         cache, expected = compiled(cache, row, position), step(expected, row, position)
         torch.testing.assert_close(cache, expected)
 
@@ -145,16 +145,16 @@ def test_growing_a_pooled_result_is_refused_by_torch(monkeypatch):
     """Documented: torch cannot resize memory it does not own. Growing the
     result raises torch's error (nothing is lost); shrinking it works."""
     monkeypatch.delenv(devices.OFF_VARIABLE, raising=False)
-    out = torch_purity.compile(_scaled)(torch.randn(512, 1024))
+    out = torch_purity.compile(_scaled)(torch.randn(4096, 2048))
     out.resize_(16)
     assert out.shape == (16,)
     with pytest.raises(RuntimeError, match="not resizable"):
-        out.resize_(1024 * 1024)
+        out.resize_(4096 * 2048 + 1)
 
 
 def test_without_the_pool_results_are_torch_tensors(monkeypatch):
     monkeypatch.setenv(devices.OFF_VARIABLE, "off")
-    out = torch_purity.compile(_scaled)(torch.randn(512, 1024))
+    out = torch_purity.compile(_scaled)(torch.randn(4096, 2048))
     assert out.untyped_storage().resizable()
 
 
@@ -166,9 +166,9 @@ def test_a_pooled_result_alive_at_exit_is_freed_cleanly():
     script = (
         "import json, torch, torch_purity\n"
         "f = torch_purity.compile(lambda x: x * 2 + 1)\n"
-        "json.KEEP = f(torch.randn(512, 1024))\n"
+        "json.KEEP = f(torch.randn(4096, 2048))\n"
         "import collections\n"
-        "collections.KEEP = f(torch.randn(1024, 1024))\n"
+        "collections.KEEP = f(torch.randn(4096, 2304))\n"
         "assert not json.KEEP.untyped_storage().resizable()\n"
     )
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)

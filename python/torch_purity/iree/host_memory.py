@@ -20,19 +20,23 @@ kernel's `defrag` setting makes a fault on advised memory compact memory
 first, a fragmented machine may stall on it:
 `PURITY_HUGE_PAGES=0` (read at import) turns the advice off.
 
-A result of POOLED_BYTES or more is taken from IREE's buffer pool instead
-(the CPU device's caching allocator, devices.py) and handed to torch
-through DLPack: when torch frees the tensor the buffer goes back to the
-pool, and the next call's result of that size is memory already touched,
-with no fault at all. Eager's results, and inductor's, are fresh memory on
-every call. Measured on benchmarks/compare_systems.py's BatchNorm in
-training mode (a 51 MB result), median of 60 calls, two processes each
-way (2026-12-07): 12.4 and 13.7 ms per call with fresh tensors, 9.0 and
-9.1 ms from the pool (IREE's own time for the program: 8.4 ms). Such a
-tensor's storage is IREE's, so torch cannot resize it: `resize_` to a
+A result of POOLED_BYTES (32 MiB) or more is taken from IREE's buffer pool
+instead (the CPU device's caching allocator, devices.py) and handed to
+torch through DLPack: when torch frees the tensor the buffer goes back to
+the pool, and the next call's result of that size is memory already
+touched, with no fault at all. glibc serves a block of 32 MiB or more
+(its largest mmap threshold) with fresh pages every time, so eager's and
+inductor's results of that size fault on every call; below it glibc's heap
+reuses freed memory, and the pool's path (an IREE allocation and two DLPack
+hand-overs) cost 3-12 µs more than `torch.empty` per 1-16 MiB result
+(measured with a fill: 1 MiB 12.8 → 16.2 µs, 16 MiB 376 → 388 µs; 51 MiB
+10660 → 1137 µs). Measured on benchmarks/compare_systems.py's BatchNorm in
+training mode (a 51 MB result), median of 60 calls alone, two processes
+each way (2026-12-07): 12.0 ms per call with fresh tensors, 6.8-8.0 ms from
+the pool (IREE's own time for the program: 8.4 ms in its benchmark tool).
+Such a tensor's storage is IREE's, so torch cannot grow it: `resize_` to a
 larger size raises torch's "Trying to resize storage that is not
-resizable" (growing it in eager gives it new memory). Below POOLED_BYTES
-glibc's heap already reuses memory; without the pool
+resizable" (growing it in eager gives it new memory). Without the pool
 (`PURITY_IREE_ALLOCATOR_CACHE=off`) every result is a fresh tensor."""
 
 from __future__ import annotations
@@ -49,7 +53,7 @@ import torch
 from . import devices
 
 _HUGE_PAGE = 2 << 20
-POOLED_BYTES = 1 << 20
+POOLED_BYTES = 32 << 20  # glibc's largest mmap threshold: larger blocks are always fresh pages
 # At least two huge pages, so that a whole one lies inside the tensor wherever it starts.
 ADVISED_BYTES = 2 * _HUGE_PAGE
 _MADV_HUGEPAGE = 14  # linux/mman.h
