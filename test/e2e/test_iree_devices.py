@@ -48,6 +48,21 @@ def test_cpu_devices_are_shared_and_keep_freed_buffers(monkeypatch):
     assert _retained_after_three_allocations(first.device) == _MIB
 
 
+def test_buffers_of_earlier_programs_do_not_crowd_out_later_ones(monkeypatch):
+    """Many small buffers freed first (a program with many intermediates),
+    then a large one: the large one is still kept for the next request."""
+    monkeypatch.delenv(devices.OFF_VARIABLE, raising=False)
+    allocator = devices.config("local-sync").device.allocator
+    for kib in range(1, 65):  # 64 distinct sizes, each freed
+        buffer = allocator.allocate_buffer(
+            memory_type=iree_runtime.MemoryType.DEVICE_LOCAL,
+            allowed_usage=iree_runtime.BufferUsage.DEFAULT,
+            allocation_size=kib << 10,
+        )
+        del buffer
+    assert _retained_after_three_allocations(devices.config("local-sync").device) == _MIB
+
+
 def test_the_variable_opens_the_default_device(monkeypatch):
     monkeypatch.setenv(devices.OFF_VARIABLE, "off")
     assert _retained_after_three_allocations(devices.config("local-sync").device) == 0
