@@ -56,8 +56,15 @@ _lock = threading.Lock()
 def config(driver: str) -> iree_runtime.Config:
     """An IREE system configuration on `driver`'s shared device (RuntimeError
     where the driver cannot open one)."""
+    device = pooled_device(driver)
+    return iree_runtime.Config(driver) if device is None else iree_runtime.Config(device=device)
+
+
+def pooled_device(driver: str):
+    """`driver`'s device with the caching allocator, opened on first use;
+    None for other drivers and where the pool is turned off."""
     if driver not in _CACHED_DRIVERS or os.environ.get(OFF_VARIABLE, "").lower() in ("off", "0"):
-        return iree_runtime.Config(driver)
+        return None
     with _lock:
         device = _devices.get(driver)
         if device is None:
@@ -73,7 +80,7 @@ def config(driver: str) -> iree_runtime.Config:
             ctypes.pythonapi.Py_IncRef(ctypes.py_object(device))
             _binding.disable_leak_checker()
             _devices[driver] = device
-    return iree_runtime.Config(device=device)
+    return device
 
 
 _ELEMENT_TYPES = {
@@ -98,9 +105,9 @@ def pooled_host_tensor(shape, dtype: torch.dtype) -> torch.Tensor | None:
     tensor); None where the pool is off or the dtype has no IREE element
     type. Its contents are undefined, as `torch.empty`'s."""
     name = _ELEMENT_TYPES.get(dtype)
-    if name is None or os.environ.get(OFF_VARIABLE, "").lower() in ("off", "0"):
+    device = pooled_device(_HOST_MEMORY) if name is not None else None
+    if device is None:
         return None
-    device = config(_HOST_MEMORY).device
     size = max(1, math.prod(shape)) * dtype.itemsize
     buffer = device.allocator.allocate_buffer(
         memory_type=iree_runtime.MemoryType.DEVICE_LOCAL | iree_runtime.MemoryType.HOST_VISIBLE,
