@@ -11,7 +11,13 @@ import pytest
 import torch
 
 import torch_purity
-from torch_purity.iree.host_memory import ADVISED_BYTES, advise_huge_pages, fresh_tensor
+from torch_purity.iree.host_memory import (
+    ADVISED_BYTES,
+    POOLED_BYTES,
+    advise_huge_pages,
+    fresh_tensor,
+    fresh_tensor_maker,
+)
 
 CPU = torch.device("cpu")
 
@@ -54,6 +60,17 @@ def test_a_compiled_programs_large_output_is_advised():
     output = torch_purity.compile(lambda x: x * 2 + 1)(x)
     torch.testing.assert_close(output, x * 2 + 1)
     assert advised_for_huge_pages(output) == THP_BUILT_IN
+
+
+def test_the_call_plans_maker_advises_what_fresh_tensor_advises():
+    """From the second call on a call plan makes the results with
+    `fresh_tensor_maker`: a 4 MiB result (advised, below the pool's size)
+    goes through `fresh_tensor` there too; a small one is plain torch.empty."""
+    advised = fresh_tensor_maker((ADVISED_BYTES // 4,), torch.float32, CPU)
+    assert advised.func is fresh_tensor
+    assert fresh_tensor_maker((POOLED_BYTES // 4,), torch.float32, CPU).func is fresh_tensor
+    assert fresh_tensor_maker((1000,), torch.float32, CPU).func is torch.empty
+    assert advised().untyped_storage().resizable()  # torch's memory, not the pool's
 
 
 @linux_only

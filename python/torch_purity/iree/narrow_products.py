@@ -122,8 +122,9 @@ def configure_narrow_products(linalg_text: str) -> str:
             name = op.name
             if name not in _ROW_READ_MAPS and name not in _FIXED_ROW_READ:
                 continue
-            if name in _ROW_READ_MAPS and str(op.attributes["indexing_maps"]) != _ROW_READ_MAPS[name]:
-                continue
+            maps = op.attributes["indexing_maps"] if "indexing_maps" in op.attributes else None
+            if name in _ROW_READ_MAPS and maps is not None and str(maps) != _ROW_READ_MAPS[name]:
+                continue  # (without the attribute the maps are the default ones, read by rows)
             shapes = [operand.type for operand in op.operands]
             if not all(
                 isinstance(shape, ir.RankedTensorType)
