@@ -20,7 +20,11 @@ def _devices_of_their_own(monkeypatch):
     """Each test opens devices of its own: what a shared pool holds from
     other tests (results still alive, buffers of other sizes) would change
     what these tests count."""
-    monkeypatch.setattr(devices, "_devices", {})
+    own: dict[str, object] = {}
+    monkeypatch.setattr(devices, "_devices", own)
+    yield
+    for device in own.values():  # (they live on, as every pooled device does: keep nothing in their pools)
+        device.allocator.trim()
 
 
 def _retained_after_three_allocations(device) -> int:
