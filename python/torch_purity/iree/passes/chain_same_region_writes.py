@@ -45,6 +45,7 @@ from torch_mlir.ir import (
     IntegerAttr,
     Operation,
     ShapedType,
+    Value,
 )
 
 from ...contract.ir import tied_result
@@ -70,32 +71,37 @@ class ChainSameRegionWrites(ModulePass):
             ]
             if not tied:
                 continue
-            ops = [op.operation for op in function.regions[0].blocks[0].operations]
             # (Found first, changed after: an op's operands change its hash and identity checks below.)
-            pairs = [
-                (earlier, later)
-                for later_index, later in enumerate(ops)
-                for earlier in _rewritable(ops, later_index, tied)
-            ]
+            pairs = _rewritable(function.regions[0].blocks[0], tied)
             if pairs:
                 module.context.allow_unregistered_dialects = True  # (IREE's barrier)
             for earlier, later in pairs:
                 _chain(earlier, later)
 
 
-def _rewritable(ops: list[Operation], index: int, tied: list[BlockArgument]) -> list[Operation]:
-    """[the earlier insertion that `ops[index]` should be written on top of], or []."""
-    later = ops[index]
-    if later.name != _INSERT or not any(later.operands[1] == argument for argument in tied):
-        return []
-    for earlier_index in range(index - 1, -1, -1):
-        earlier = ops[earlier_index]
-        if earlier.name == _INSERT and earlier.operands[1] == later.operands[1] and _same_region(earlier, later):
-            users_before = all(
-                any(use.owner == ops[k] for k in range(earlier_index + 1, index)) for use in earlier.results[0].uses
-            )
-            return [earlier] if users_before else []
-    return []
+def _rewritable(block, tied: list[BlockArgument]) -> list[tuple[Operation, Operation]]:
+    """(earlier, later) insertions into a tied argument of one region, the
+    later to be written on top of the earlier: the nearest earlier insertion
+    of that region into that argument, whose every user comes before the
+    later one. One pass over the block: a program may write hundreds of
+    tied arguments."""
+    ops = [op.operation for op in block.operations]
+    position = {op: number for number, op in enumerate(ops)}
+    inserts: dict[Value, list[Operation]] = {}  # destination -> insertions into it, in order
+    pairs = []
+    for number, later in enumerate(ops):
+        if later.name != _INSERT:
+            continue
+        destination = later.operands[1]
+        earlier_ones = inserts.setdefault(destination, [])
+        if any(destination == argument for argument in tied):
+            earlier = next((op for op in reversed(earlier_ones) if _same_region(op, later)), None)
+            if earlier is not None and all(
+                position[earlier] < position.get(use.owner.operation, -1) < number for use in earlier.results[0].uses
+            ):
+                pairs.append((earlier, later))
+        earlier_ones.append(later)
+    return pairs
 
 
 def _same_region(first: Operation, second: Operation) -> bool:
