@@ -51,7 +51,7 @@ from torch_mlir.ir import (
 from ...contract.ir import tied_result
 from ...ir_helpers.functions import function_ops
 from ...passes.base import ModulePass
-from .linalg_builders import BARRIER
+from .linalg_builders import barrier
 
 _INSERT = "tensor.insert_slice"
 
@@ -73,8 +73,6 @@ class ChainSameRegionWrites(ModulePass):
                 continue
             # (Found first, changed after: an op's operands change its hash and identity checks below.)
             pairs = _rewritable(function.regions[0].blocks[0], tied)
-            if pairs:
-                module.context.allow_unregistered_dialects = True  # (IREE's barrier)
             for earlier, later in pairs:
                 _chain(earlier, later)
 
@@ -145,4 +143,4 @@ def _chain(earlier: Operation, later: Operation) -> None:
 
 def _opaque(offset):
     """`offset` as a value no fold can see through."""
-    return Operation.create(BARRIER, results=[offset.type], operands=[offset]).results[0]
+    return barrier(offset)

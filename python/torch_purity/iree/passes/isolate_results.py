@@ -58,7 +58,7 @@ from torch_mlir.ir import (
 from ...contract.ir import tied_result
 from ...ir_helpers.functions import function_ops, function_type, terminator
 from ...passes.base import ModulePass
-from .linalg_builders import BARRIER, buffer_root, fresh_copy
+from .linalg_builders import BARRIER, barrier, buffer_root, fresh_copy
 
 
 @dataclass(frozen=True)
@@ -92,7 +92,7 @@ def _read_whole_through_barriers(function: Operation) -> None:
             ):
                 continue  # an argument is whole already
             with InsertionPoint(op), op.location:
-                op.operands[index] = Operation.create(BARRIER, results=[value.type], operands=[value]).results[0]
+                op.operands[index] = barrier(value)
 
 
 def _isolate(function: Operation) -> None:
@@ -109,7 +109,7 @@ def _isolate(function: Operation) -> None:
             with InsertionPoint(return_op), return_op.location:
                 copy = None if RankedTensorType(value.type).has_static_shape else fresh_copy(value)
                 if copy is None:
-                    copy = Operation.create(BARRIER, results=[value.type], operands=[value]).results[0]
+                    copy = barrier(value)
             isolated[value] = copy
         return_op.operands[index] = isolated[value]
 

@@ -68,6 +68,14 @@ def init_operands(op: Operation) -> list[int] | None:
     return list(range(segments[0], segments[0] + segments[1]))
 
 
+def barrier(value: Value) -> Value:
+    """`value` through IREE's `util.optimization_barrier` (generic form:
+    torch-mlir does not know the util dialect), built at the current
+    insertion point and location."""
+    Context.current.allow_unregistered_dialects = True
+    return Operation.create(BARRIER, results=[value.type], operands=[value]).results[0]
+
+
 def insert_slices(functions: list[Operation]) -> list[Operation]:
     """The `tensor.insert_slice` ops in the functions' bodies, in order (a list:
     passes rewrite around them)."""
@@ -154,8 +162,7 @@ def copy_reading_destination(source: Value, destination: Value) -> Value | None:
         # barrier's dims ("tensor.dim unexpected during shape cleanup"); a
         # folded transfer there is refused before anything runs, and the
         # runtime then hands over host copies (iree/runtime.py).
-        Context.current.allow_unregistered_dialects = True
-        source = Operation.create(BARRIER, results=[source.type], operands=[source]).results[0]
+        source = barrier(source)
     generic, body = _elementwise_generic(source, destination)
     new_value, old_value = body.arguments
     with InsertionPoint(body):

@@ -51,7 +51,7 @@ from torch_mlir.ir import (
 
 from ...ir_helpers.functions import function_ops, terminator
 from ...passes.base import ModulePass
-from .linalg_builders import BARRIER
+from .linalg_builders import barrier
 
 # Ops whose result's elements are those of operand 0, rearranged.
 _RESHAPES = ("tensor.expand_shape", "tensor.collapse_shape", "tensor.cast")
@@ -80,8 +80,8 @@ def _materialize_uniform_inputs(reduction: Operation, varies: _Variation) -> Non
     for index in read:
         value = reduction.operands[index]
         with InsertionPoint(reduction), reduction.location:
-            barrier = Operation.create(BARRIER, results=[value.type], operands=[value])
-        reduction.operands[index] = barrier.results[0]
+            kept = barrier(value)
+        reduction.operands[index] = kept
 
 
 class _Variation:

@@ -50,7 +50,7 @@ from ...contract.ir import tied_result
 from ...ir_helpers.functions import function_ops, function_type
 from ...ir_helpers.queries import walk
 from ...passes.base import ModulePass
-from .linalg_builders import BARRIER, init_operands
+from .linalg_builders import BARRIER, barrier, init_operands
 
 # Ops whose result is operand 0's buffer, whole. (A slice, `tensor.extract_slice`,
 # is a read of some of its elements: IREE folds it into the dispatches using it.)
@@ -148,7 +148,7 @@ def _uses_after(value: Value, write: int, position: dict, block) -> list[tuple[O
 def _read_through_barrier(value: Value, uses: list[tuple[Operation, int]]) -> None:
     """The uses read `value` through a barrier built right after its op."""
     with InsertionPoint.after(value.owner), value.owner.location:
-        kept = Operation.create(BARRIER, results=[value.type], operands=[value]).results[0]
+        kept = barrier(value)
     for user, number in uses:
         user.operands[number] = kept
 

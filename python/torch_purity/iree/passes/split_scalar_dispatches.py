@@ -31,7 +31,7 @@ from torch_mlir.ir import InsertionPoint, Operation, RankedTensorType
 
 from ...ir_helpers.functions import function_ops
 from ...passes.base import ModulePass
-from .linalg_builders import BARRIER
+from .linalg_builders import barrier
 
 
 @dataclass(frozen=True)
@@ -59,9 +59,9 @@ class SplitScalarDispatches(ModulePass):
             result = op.results[0]
             uses = list(result.uses)
             with InsertionPoint.after(op), op.location:
-                barrier = Operation.create(BARRIER, results=[result.type], operands=[result])
+                kept = barrier(result)
             for use in uses:
-                use.owner.operands[use.operand_number] = barrier.results[0]
+                use.owner.operands[use.operand_number] = kept
 
 
 def _is_rank_zero(value_type) -> bool:
