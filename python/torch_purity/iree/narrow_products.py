@@ -115,10 +115,13 @@ def configure_narrow_products(linalg_text: str) -> str:
         return linalg_text
     from iree.compiler import ir
 
+    from ..ir_helpers.queries import walk  # (duck-typed: IREE's MLIR bindings' ops walk alike)
+
     with ir.Context() as context, ir.Location.unknown():
         module = ir.Module.parse(linalg_text)
         configured = 0
-        for op in _walk(module.operation):
+        for view in walk(module.operation):
+            op = view.operation
             name = op.name
             if name not in _ROW_READ_MAPS and name not in _FIXED_ROW_READ:
                 continue
@@ -141,11 +144,3 @@ def configure_narrow_products(linalg_text: str) -> str:
         if not configured:
             return linalg_text
         return module.operation.get_asm(enable_debug_info=True)
-
-
-def _walk(operation):
-    for region in operation.regions:
-        for block in region.blocks:
-            for op in block.operations:
-                yield op.operation
-                yield from _walk(op.operation)
