@@ -27,18 +27,22 @@ def _devices_of_their_own(monkeypatch):
         device.allocator.trim()
 
 
+def _allocate_and_free(allocator, size: int) -> None:
+    buffer = allocator.allocate_buffer(
+        memory_type=iree_runtime.MemoryType.DEVICE_LOCAL,
+        allowed_usage=iree_runtime.BufferUsage.DEFAULT,
+        allocation_size=size,
+    )
+    del buffer
+
+
 def _retained_after_three_allocations(device) -> int:
     """Bytes the device's allocator still holds after three 1 MiB buffers
     were allocated and freed one after the other."""
     allocator = device.allocator
     before = allocator.statistics
     for _ in range(3):
-        buffer = allocator.allocate_buffer(
-            memory_type=iree_runtime.MemoryType.DEVICE_LOCAL,
-            allowed_usage=iree_runtime.BufferUsage.DEFAULT,
-            allocation_size=_MIB,
-        )
-        del buffer
+        _allocate_and_free(allocator, _MIB)
     after = allocator.statistics
     allocated = after["device_bytes_allocated"] - before["device_bytes_allocated"]
     freed = after["device_bytes_freed"] - before["device_bytes_freed"]
@@ -58,12 +62,7 @@ def test_buffers_of_earlier_programs_do_not_crowd_out_later_ones(monkeypatch):
     monkeypatch.delenv(devices.OFF_VARIABLE, raising=False)
     allocator = devices.config("local-sync").device.allocator
     for kib in range(1, 65):  # 64 distinct sizes, each freed
-        buffer = allocator.allocate_buffer(
-            memory_type=iree_runtime.MemoryType.DEVICE_LOCAL,
-            allowed_usage=iree_runtime.BufferUsage.DEFAULT,
-            allocation_size=kib << 10,
-        )
-        del buffer
+        _allocate_and_free(allocator, kib << 10)
     assert _retained_after_three_allocations(devices.config("local-sync").device) == _MIB
 
 
@@ -77,12 +76,7 @@ def test_what_the_cache_keeps_is_bounded(monkeypatch):
     allocator = devices.config("local-sync").device.allocator
     before = allocator.statistics
     for size in range(60, 66):  # distinct sizes: none is reused
-        buffer = allocator.allocate_buffer(
-            memory_type=iree_runtime.MemoryType.DEVICE_LOCAL,
-            allowed_usage=iree_runtime.BufferUsage.DEFAULT,
-            allocation_size=size * _MIB,
-        )
-        del buffer
+        _allocate_and_free(allocator, size * _MIB)
     after = allocator.statistics
     allocated = after["device_bytes_allocated"] - before["device_bytes_allocated"]
     freed = after["device_bytes_freed"] - before["device_bytes_freed"]
