@@ -109,6 +109,7 @@ STAGES: tuple[Stage, ...] = (
             "purity-seed-from-argument",
             "purity-isolate-results",
             "purity-materialize-uniform-reduction-inputs",
+            "purity-merge-sibling-reductions",
             "purity-separate-sort-destinations",
             "purity-split-scalar-dispatches",
             "purity-copy-overlapping-slice-sources",

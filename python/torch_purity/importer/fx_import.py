@@ -415,6 +415,32 @@ def _two_pass_spread(name: str, x, dims: list[int], keepdim: bool, divisor):
     return spread
 
 
+def _shifted_one_pass_spread(name: str, x, dims: list[int], keepdim: bool, count: int, divisor):
+    """var/std (and the mean) from two sums over the input that read it
+    side by side: of the deviations from a shift and of their squares
+    (purity-merge-sibling-reductions makes one reduction of them, one read
+    of the input where the two-pass form reads it twice). The shift is the
+    first element of each reduced slice, so the sums cancel no more than the
+    data's own spread makes them (a mean far from zero costs nothing); a
+    shift that is inf or NaN is replaced by 0, so an inf element still gives
+    an inf mean and a NaN variance, as eager's two passes give. `x` is
+    float64, `count` the reduced elements (at least one)."""
+    shift = x
+    for dim in dims:
+        shift = shift.narrow(dim, 0, 1)
+    shift = torch.where(shift.isfinite(), shift, 0.0)
+    deviation = x - shift
+    total = deviation.sum(dims, keepdim=True)
+    squares = (deviation * deviation).sum(dims, keepdim=True)
+    mean = shift + total / count
+    variance = (squares - total * total / count) / divisor
+    variance = torch.where(variance < 0, 0.0, variance)  # rounding below zero; NaN stays NaN
+    if not keepdim:
+        variance, mean = variance.squeeze(dims), mean.squeeze(dims)
+    spread = variance.sqrt() if name.startswith("std") else variance
+    return (spread, mean) if name.endswith("_mean") else spread
+
+
 def _clamped_variance_divisor(op: torch._ops.OpOverload) -> Callable:
     """TORCH-MLIR-WORKAROUND(variance-divisor), torch-mlir 20261001: its
     lowering of var/std (var_mean, std_mean, and prims.var, which PyTorch's
@@ -1053,11 +1079,11 @@ def _float64_spread(op: torch._ops.OpOverload) -> Callable:
     torch-mlir computes the variance in float64 but var_mean's and
     std_mean's mean in float32 (a float32 sum, and a third pass over the
     input beside the two float64 ones). Here they are computed from a
-    float64 copy (the conversion fuses into both reductions) in two passes,
-    the mean then the squared deviations from it, as eager computes them
-    (with float64 accumulation), and rounded to float32 once. (A BatchNorm
-    in training mode reaches IREE as var_mean.) Sizes that are not known
-    leave the float64 computation to torch-mlir."""
+    float64 copy (the conversion fuses into the reductions), as eager
+    accumulates them, in one pass (`_shifted_one_pass_spread`), and rounded
+    to float32 once. (A BatchNorm in training mode reaches IREE as
+    var_mean.) Sizes that are not known leave the float64 computation to
+    torch-mlir."""
     name = op._schema.name.removeprefix("aten::")
 
     @_outside_workarounds
@@ -1067,8 +1093,11 @@ def _float64_spread(op: torch._ops.OpOverload) -> Callable:
             return NotImplemented
         sizes = [x.shape[d] for d in dims]
         wide = x.to(torch.float64)
-        if all(type(size) is int for size in sizes):
-            result = _two_pass_spread(name, wide, dims, keepdim, max(0, math.prod(sizes) - correction))
+        count = math.prod(sizes) if all(type(size) is int for size in sizes) else None
+        if count:
+            result = _shifted_one_pass_spread(name, wide, dims, keepdim, count, max(0, count - correction))
+        elif count == 0:
+            result = _two_pass_spread(name, wide, dims, keepdim, max(0, -correction))
         else:
             result = getattr(torch, name)(wide, dims, correction=correction, keepdim=keepdim)
         if isinstance(result, tuple):

@@ -19,6 +19,7 @@ PASS_MODULES: dict[str, tuple[str, str]] = {
         "materialize_uniform_reduction_inputs",
         "MaterializeUniformReductionInputs",
     ),
+    "purity-merge-sibling-reductions": ("merge_sibling_reductions", "MergeSiblingReductions"),
     "purity-separate-sort-destinations": ("separate_sort_destinations", "SeparateSortDestinations"),
     "purity-split-scalar-dispatches": ("split_scalar_dispatches", "SplitScalarDispatches"),
     "purity-copy-overlapping-slice-sources": ("copy_overlapping_slice_sources", "CopyOverlappingSliceSources"),
