@@ -103,6 +103,27 @@ def test_version_counters_move_as_in_eager() -> None:
     assert row._version == row_version
 
 
+def batch_norm_training(x, running_mean, running_var, num_batches_tracked, weight, bias):
+    num_batches_tracked.add_(1)  # rank-0: copied back from a result of its own (never tied)
+    return torch.nn.functional.batch_norm(x, running_mean, running_var, weight, bias, training=True, momentum=0.1)
+
+
+def test_a_rank_zero_input_written_by_a_copy_keeps_the_plan() -> None:
+    """BatchNorm in training mode writes its running statistics in place
+    (tied) and its rank-0 batch counter through a copy of a result: the
+    plan copies it back as `run` does, call after call."""
+    state = [torch.zeros(4), torch.ones(4), torch.tensor(0), torch.rand(4), torch.randn(4)]
+    compiled = settled(batch_norm_training, torch.randn(8, 4, 3), *[t.clone() for t in state])
+    ours, expected = [t.clone() for t in state], [t.clone() for t in state]
+    for call in range(3):
+        x = torch.randn(8, 4, 3)
+        version = ours[2]._version
+        torch.testing.assert_close(compiled(x, *ours), batch_norm_training(x, *expected))
+        for got, want in zip(ours, expected, strict=True):
+            torch.testing.assert_close(got, want)
+        assert int(ours[2]) == call + 1 and ours[2]._version > version
+
+
 def test_an_index_out_of_range_raises_and_writes_nothing() -> None:
     cache = torch.zeros(8, 4)
     compiled = settled(index_copy_write, cache, torch.randn(1, 4), torch.tensor([1]))
