@@ -6,7 +6,7 @@ something is compiled, so saved programs run where it is not installed."""
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property, partial
 
 import iree.runtime as iree_runtime
@@ -15,9 +15,11 @@ import torch
 from torch.utils.dlpack import to_dlpack
 
 from ..errors import PurityError
+from .cpu_driver import CALLING_THREAD
 from .data_tiling import data_tiling_flags
 from .devices import config as device_config
 from .narrow_products import configure_narrow_products
+from .parallel_parts import PartsInvoker, part_functions
 from .targets import get_target
 
 
@@ -33,9 +35,46 @@ def program_flags(text: str, target: str) -> list[str]:
 
 
 def program_text(text: str, target: str) -> str:
-    """What iree-compile is given for this program: the CPU target's narrow
-    products carry their tile sizes (narrow_products.py)."""
-    return configure_narrow_products(text) if get_target(target).device_type == "cpu" else text
+    """What iree-compile is given for this program: on the CPU, a program
+    for the calling thread gains its independent parts where it has some
+    (purity-split-independent-parts, run on torch's threads:
+    parallel_parts.py), and narrow products carry their tile sizes
+    (narrow_products.py)."""
+    spec = get_target(target)
+    if spec.device_type != "cpu":
+        return text
+    if spec.runtime_driver(text) == CALLING_THREAD:
+        text = with_independent_parts(text)
+    return configure_narrow_products(text)
+
+
+def with_independent_parts(text: str) -> str:
+    """`text` with purity-split-independent-parts applied (unchanged where no function splits)."""
+    from torch_mlir import ir
+
+    from ..importer import new_context
+    from ..pipeline import pass_manager
+
+    with new_context() as context, ir.Location.unknown():
+        context.allow_unregistered_dialects = True
+        try:
+            module = ir.Module.parse(text)
+        except ir.MLIRError:
+            # Ops of dialects torch-mlir's bindings do not register (`tm_tensor.scatter`, as printed
+            # by the lowering) are read in their generic form, which IREE prints.
+            module = ir.Module.parse(_generic_form(text))
+        before = len(module.body.operations)
+        pass_manager(["purity-split-independent-parts"], context).run(module.operation)
+        if len(module.body.operations) == before:
+            return text
+        return module.operation.get_asm(enable_debug_info=True)
+
+
+def _generic_form(text: str) -> str:
+    from iree.compiler import ir
+
+    with ir.Context():
+        return ir.Module.parse(text).operation.get_asm(enable_debug_info=True, print_generic_op_form=True)
 
 
 def compile_linalg(text: str, target: str, extra_flags: tuple[str, ...] = ()) -> bytes:
@@ -109,6 +148,8 @@ class _Opened:
     vm_context: object
     vm_function: object
     keep: object  # the SystemContext that owns the rest
+    parts: list[object]  # the function's independent parts (parallel_parts.py), if it has any
+    more_contexts: list[object] = field(default_factory=list)  # for other threads' parts
 
 
 @dataclass
@@ -144,6 +185,7 @@ class LoadedModule:
             context.vm_context,
             module.vm_module.lookup_function(self.function),
             context,
+            part_functions(module.vm_module, self.function),
         )
 
     def close(self) -> None:
@@ -166,9 +208,23 @@ class LoadedModule:
     @property
     def vm_invoke(self):
         """`invoke`'s native step, for callers that build the argument list
-        themselves: (argument list, result list) -> None."""
+        themselves: (argument list, result list) -> None. Where the function
+        has independent parts, they run at once on torch's threads
+        (parallel_parts.py): every result must then be written into an
+        argument, none read from the result list."""
         opened = self._opened
-        return partial(opened.vm_context.invoke, opened.vm_function)
+        whole = partial(opened.vm_context.invoke, opened.vm_function)
+        if not opened.parts:
+            return whole
+        return PartsInvoker(opened.parts, whole, opened.vm_context, self._another_context)
+
+    def _another_context(self):
+        """One more VM context holding this module, on the same device (for another thread)."""
+        opened = self._opened
+        context = iree_runtime.SystemContext(config=device_config(self.driver or get_target(self.target).driver))
+        context.add_vm_module(opened.keep.modules.module.vm_module)
+        opened.more_contexts.append(context)  # (alive as long as the module is open)
+        return context.vm_context
 
     def invoke(self, arguments: list[iree_runtime.HalBufferView | int], result_count: int) -> None:
         """Calls `main` straight through the VM (a few µs instead of the

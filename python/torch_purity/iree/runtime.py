@@ -360,7 +360,7 @@ class Executable:
     # refusal leaves the caller's tensors untouched; the entry then uses host
     # copies, which IREE may write as it likes.
     hand_over: str = "unchecked"
-    output_form: str | None = None  # "leaf", "tuple" or "tree", found on the first call
+    output_form: str | None = None  # "leaf", "tuple", "none" or "tree", found on the first call
     # Whether the inputs are on the target's device. Fixed per entry where the
     # signature includes devices (CompiledProgram), checked per call otherwise.
     devices_fixed: bool = False
@@ -451,7 +451,7 @@ class Executable:
             or self.symbolic_shapes is not None
             or convention.metadata_mutations
             or not self._outputs_are_results
-            or self.output_form not in ("leaf", "tuple")
+            or self.output_form not in ("leaf", "tuple", "none")
             or not self.zero_copy_inputs.issuperset(tensor_indices)
             or effects is None
         ):
@@ -547,8 +547,13 @@ class Executable:
             simple = not constants and (
                 spec.is_leaf() or (spec.type is tuple and all(c.is_leaf() for c in spec.children()))
             )
-            self.output_form = ("leaf" if spec.is_leaf() else "tuple") if simple else "tree"
+            if spec.is_leaf() and constants.get(0, False) is None:
+                self.output_form = "none"  # (an optimizer step's `return None`)
+            else:
+                self.output_form = ("leaf" if spec.is_leaf() else "tuple") if simple else "tree"
         # The common forms, without pytree's cost on every call.
+        if self.output_form == "none":
+            return None
         if self.output_form == "leaf":
             return outputs[0]
         if self.output_form == "tuple":
@@ -763,7 +768,7 @@ def _steady_plan(executable: Executable, tensor_indices: set[int], effects: tupl
         return False
     # (its fresh tensor's number, the flat argument it is copied into), per input written by a copy.
     copies = [(fresh_results.index(r), positions[i]) for r, i in copied_back]
-    leaf = executable.output_form == "leaf"
+    leaf, none = executable.output_form == "leaf", executable.output_form == "none"
     new_list = iree_runtime.VmVariantList
 
     def call(args: Sequence[object]):
@@ -795,16 +800,27 @@ def _steady_plan(executable: Executable, tensor_indices: set[int], effects: tupl
             raise PurityError("run", f"{type(error).__name__}: {error}") from error
         if flags is not None and flags_read(flags_address, flags_count).find(b"\x00") >= 0:
             _raise_on_failed_check(flags, checks)
-        if written_positions:
-            torch.autograd.graph.increment_version([args[p] for p in written_positions])
-        if copies:
-            with torch.no_grad():
-                for source, position in copies:
-                    args[position].copy_(fresh[source])
+        if written_positions or copies:
+            _apply_steady_effects(args, written_positions, copies, fresh)
+        if none:
+            return None
         outputs = [args[source] if is_argument else fresh[source] for is_argument, source in sources]
         return outputs[0] if leaf else tuple(outputs)
 
     return call
+
+
+def _apply_steady_effects(
+    args: Sequence[object], written_positions: list[int], copies: list[tuple[int, int]], fresh: list[torch.Tensor]
+) -> None:
+    """The steady plan's `_apply_effects`: versions of the arguments IREE
+    wrote in place moved, results of written arguments it did not copied in."""
+    if written_positions:
+        torch.autograd.graph.increment_version([args[p] for p in written_positions])
+    if copies:
+        with torch.no_grad():
+            for source, position in copies:
+                args[position].copy_(fresh[source])
 
 
 def _device_of(arguments: Sequence[object], default: str) -> torch.device:

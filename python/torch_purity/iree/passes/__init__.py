@@ -21,6 +21,7 @@ PASS_MODULES: dict[str, tuple[str, str]] = {
     ),
     "purity-merge-sibling-reductions": ("merge_sibling_reductions", "MergeSiblingReductions"),
     "purity-separate-sort-destinations": ("separate_sort_destinations", "SeparateSortDestinations"),
+    "purity-split-independent-parts": ("split_independent_parts", "SplitIndependentParts"),
     "purity-split-scalar-dispatches": ("split_scalar_dispatches", "SplitScalarDispatches"),
     "purity-copy-overlapping-slice-sources": ("copy_overlapping_slice_sources", "CopyOverlappingSliceSources"),
     "purity-dispatch-argument-writes": ("dispatch_argument_writes", "DispatchArgumentWrites"),

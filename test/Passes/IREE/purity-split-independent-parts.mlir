@@ -1,0 +1,137 @@
+// RUN: purity-opt %s --purity-split-independent-parts --split-input-file | filecheck %s
+
+// Two updates written into their own arguments (1M elements each): two
+// parts, each returning its own result with its tie renumbered and the other
+// part's tie dropped; the ops of the other part are gone, the constant is
+// each part's own. The function itself is unchanged.
+// CHECK-LABEL: func.func @main(
+// CHECK-SAME: %arg0: tensor<1024x1024xf32> {iree.abi.output = 0 : index}, %arg1: tensor<1024x1024xf32> {iree.abi.output = 1 : index})
+// CHECK-COUNT-2: linalg.generic
+// CHECK: return %{{.*}}, %{{.*}} : tensor<1024x1024xf32>, tensor<1024x1024xf32>
+// CHECK-LABEL: func.func @main$part0(
+// CHECK-SAME: %arg0: tensor<1024x1024xf32> {iree.abi.output = 0 : index}, %arg1: tensor<1024x1024xf32>)
+// CHECK-SAME: -> (tensor<1024x1024xf32> {purity.written_input = 0 : i64})
+// CHECK: arith.constant 2.0
+// CHECK: %[[DOUBLED:.*]] = linalg.generic {{.*}} ins(%arg0 :
+// CHECK: arith.mulf
+// CHECK-NOT: linalg.generic
+// CHECK: return %[[DOUBLED]] : tensor<1024x1024xf32>
+// CHECK-LABEL: func.func @main$part1(
+// CHECK-SAME: %arg0: tensor<1024x1024xf32>, %arg1: tensor<1024x1024xf32> {iree.abi.output = 0 : index})
+// CHECK-SAME: -> (tensor<1024x1024xf32> {purity.written_input = 1 : i64})
+// CHECK: arith.constant 2.0
+// CHECK: %[[PLUS:.*]] = linalg.generic {{.*}} ins(%arg1 :
+// CHECK: arith.addf
+// CHECK-NOT: linalg.generic
+// CHECK: return %[[PLUS]] : tensor<1024x1024xf32>
+#m = affine_map<(d0, d1) -> (d0, d1)>
+func.func @main(%a: tensor<1024x1024xf32> {iree.abi.output = 0 : index}, %b: tensor<1024x1024xf32> {iree.abi.output = 1 : index}) -> (tensor<1024x1024xf32> {purity.written_input = 0 : i64}, tensor<1024x1024xf32> {purity.written_input = 1 : i64}) {
+  %two = arith.constant 2.0 : f32
+  %e = tensor.empty() : tensor<1024x1024xf32>
+  %doubled = linalg.generic {indexing_maps = [#m, #m], iterator_types = ["parallel", "parallel"]} ins(%a : tensor<1024x1024xf32>) outs(%e : tensor<1024x1024xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %r = arith.mulf %x, %two : f32
+    linalg.yield %r : f32
+  } -> tensor<1024x1024xf32>
+  %plus = linalg.generic {indexing_maps = [#m, #m], iterator_types = ["parallel", "parallel"]} ins(%b : tensor<1024x1024xf32>) outs(%e : tensor<1024x1024xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %r = arith.addf %x, %two : f32
+    linalg.yield %r : f32
+  } -> tensor<1024x1024xf32>
+  return %doubled, %plus : tensor<1024x1024xf32>, tensor<1024x1024xf32>
+}
+
+// -----
+
+// The second update reads the first argument before the first update's
+// value is written into it: one piece, nothing is split.
+// CHECK-LABEL: func.func @a_written_argument_read_by_the_other(
+// CHECK-NOT: $part
+#m = affine_map<(d0, d1) -> (d0, d1)>
+func.func @a_written_argument_read_by_the_other(%a: tensor<1024x1024xf32> {iree.abi.output = 0 : index}, %b: tensor<1024x1024xf32> {iree.abi.output = 1 : index}) -> (tensor<1024x1024xf32>, tensor<1024x1024xf32>) {
+  %two = arith.constant 2.0 : f32
+  %e = tensor.empty() : tensor<1024x1024xf32>
+  %doubled = linalg.generic {indexing_maps = [#m, #m], iterator_types = ["parallel", "parallel"]} ins(%a : tensor<1024x1024xf32>) outs(%e : tensor<1024x1024xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %r = arith.mulf %x, %two : f32
+    linalg.yield %r : f32
+  } -> tensor<1024x1024xf32>
+  %sum = linalg.generic {indexing_maps = [#m, #m, #m], iterator_types = ["parallel", "parallel"]} ins(%b, %a : tensor<1024x1024xf32>, tensor<1024x1024xf32>) outs(%e : tensor<1024x1024xf32>) {
+  ^bb0(%x: f32, %y: f32, %o: f32):
+    %r = arith.addf %x, %y : f32
+    linalg.yield %r : f32
+  } -> tensor<1024x1024xf32>
+  return %doubled, %sum : tensor<1024x1024xf32>, tensor<1024x1024xf32>
+}
+
+// -----
+
+// Two independent updates of 64K elements each: too little work to pay for
+// a second thread, nothing is split.
+// CHECK-LABEL: func.func @small(
+// CHECK-NOT: $part
+#m = affine_map<(d0) -> (d0)>
+func.func @small(%a: tensor<65536xf32> {iree.abi.output = 0 : index}, %b: tensor<65536xf32> {iree.abi.output = 1 : index}) -> (tensor<65536xf32>, tensor<65536xf32>) {
+  %two = arith.constant 2.0 : f32
+  %e = tensor.empty() : tensor<65536xf32>
+  %doubled = linalg.generic {indexing_maps = [#m, #m], iterator_types = ["parallel"]} ins(%a : tensor<65536xf32>) outs(%e : tensor<65536xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %r = arith.mulf %x, %two : f32
+    linalg.yield %r : f32
+  } -> tensor<65536xf32>
+  %plus = linalg.generic {indexing_maps = [#m, #m], iterator_types = ["parallel"]} ins(%b : tensor<65536xf32>) outs(%e : tensor<65536xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %r = arith.addf %x, %two : f32
+    linalg.yield %r : f32
+  } -> tensor<65536xf32>
+  return %doubled, %plus : tensor<65536xf32>, tensor<65536xf32>
+}
+
+// -----
+
+// One piece holds nearly all the work (a 4M-element update beside a
+// 1K-element one): a second thread would wait, nothing is split.
+// CHECK-LABEL: func.func @lopsided(
+// CHECK-NOT: $part
+#m = affine_map<(d0) -> (d0)>
+func.func @lopsided(%a: tensor<4194304xf32> {iree.abi.output = 0 : index}, %b: tensor<1024xf32> {iree.abi.output = 1 : index}) -> (tensor<4194304xf32>, tensor<1024xf32>) {
+  %two = arith.constant 2.0 : f32
+  %e = tensor.empty() : tensor<4194304xf32>
+  %f = tensor.empty() : tensor<1024xf32>
+  %doubled = linalg.generic {indexing_maps = [#m, #m], iterator_types = ["parallel"]} ins(%a : tensor<4194304xf32>) outs(%e : tensor<4194304xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %r = arith.mulf %x, %two : f32
+    linalg.yield %r : f32
+  } -> tensor<4194304xf32>
+  %plus = linalg.generic {indexing_maps = [#m, #m], iterator_types = ["parallel"]} ins(%b : tensor<1024xf32>) outs(%f : tensor<1024xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %r = arith.addf %x, %two : f32
+    linalg.yield %r : f32
+  } -> tensor<1024xf32>
+  return %doubled, %plus : tensor<4194304xf32>, tensor<1024xf32>
+}
+
+// -----
+
+// An op the pass does not know to be free of effects (a call) keeps the
+// function whole.
+// CHECK-LABEL: func.func @with_a_call(
+// CHECK-NOT: $part
+#m = affine_map<(d0, d1) -> (d0, d1)>
+func.func private @log(tensor<1024x1024xf32>)
+func.func @with_a_call(%a: tensor<1024x1024xf32> {iree.abi.output = 0 : index}, %b: tensor<1024x1024xf32> {iree.abi.output = 1 : index}) -> (tensor<1024x1024xf32>, tensor<1024x1024xf32>) {
+  %two = arith.constant 2.0 : f32
+  %e = tensor.empty() : tensor<1024x1024xf32>
+  %doubled = linalg.generic {indexing_maps = [#m, #m], iterator_types = ["parallel", "parallel"]} ins(%a : tensor<1024x1024xf32>) outs(%e : tensor<1024x1024xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %r = arith.mulf %x, %two : f32
+    linalg.yield %r : f32
+  } -> tensor<1024x1024xf32>
+  call @log(%doubled) : (tensor<1024x1024xf32>) -> ()
+  %plus = linalg.generic {indexing_maps = [#m, #m], iterator_types = ["parallel", "parallel"]} ins(%b : tensor<1024x1024xf32>) outs(%e : tensor<1024x1024xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %r = arith.addf %x, %two : f32
+    linalg.yield %r : f32
+  } -> tensor<1024x1024xf32>
+  return %doubled, %plus : tensor<1024x1024xf32>, tensor<1024x1024xf32>
+}

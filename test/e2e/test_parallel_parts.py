@@ -1,0 +1,127 @@
+"""A CPU program that falls into independent parts (an optimizer step over
+many parameters) runs them at once on torch's intra-op threads
+(purity-split-independent-parts, iree/parallel_parts.py): the same writes
+and results as eager, call after call, with one thread or two, and where a
+piece reads what another writes the program stays whole."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+import torch_purity
+from torch_purity.iree import parallel_parts
+from torch_purity.iree.parallel_parts import PartsInvoker, openmp_runtime
+
+# 12 parameters of 256×256: 2.4M elements of updates, past the pass's threshold.
+COUNT, SIDE = 12, 256
+
+
+def sgd_momentum(params, grads, buffers, lr: float, momentum: float):
+    for p, g, b in zip(params, grads, buffers):
+        b.mul_(momentum).add_(g)
+        p.add_(b, alpha=-lr)
+    return params[0].sum()
+
+
+def adam(params, grads, exp_avgs, exp_avg_sqs, step: int):
+    beta1, beta2, lr, eps = 0.9, 0.999, 1e-3, 1e-8
+    bias1, bias2 = 1 - beta1**step, 1 - beta2**step
+    for p, g, m, v in zip(params, grads, exp_avgs, exp_avg_sqs):
+        m.mul_(beta1).add_(g, alpha=1 - beta1)
+        v.mul_(beta2).addcmul_(g, g, value=1 - beta2)
+        p.addcdiv_(m, (v / bias2).sqrt().add_(eps), value=-lr / bias1)
+    # (returns None, as an optimizer's step does: the steady plan takes such an entry too)
+
+
+def _tensors(groups: int, seed: int) -> list[list[torch.Tensor]]:
+    generator = torch.Generator().manual_seed(seed)
+    return [[torch.randn(SIDE, SIDE, generator=generator) for _ in range(COUNT)] for _ in range(groups)]
+
+
+def _parts_invoker(compiled) -> PartsInvoker:
+    (entry,) = compiled.cache.values()
+    assert callable(entry._plan), "the entry does not take the steady call plan"
+    invoker = entry.module.vm_invoke
+    assert isinstance(invoker, PartsInvoker), "the program was not split into parts"
+    return invoker
+
+
+def test_torchs_openmp_runtime_is_found() -> None:
+    assert openmp_runtime() is not None, "no loaded OpenMP runtime exports GOMP_parallel"
+
+
+@pytest.mark.parametrize("threads", [2, 1])
+def test_sgd_in_parts_writes_like_eager(threads: int) -> None:
+    ours, theirs = _tensors(3, seed=1), _tensors(3, seed=1)
+    compiled = torch_purity.compile(sgd_momentum)
+    previous = torch.get_num_threads()
+    torch.set_num_threads(threads)
+    try:
+        for call in range(4):
+            grads = _tensors(1, seed=10 + call)[0]
+            got = compiled(ours[0], grads, ours[2], 0.01, 0.9)
+            want = sgd_momentum(theirs[0], [g.clone() for g in grads], theirs[2], 0.01, 0.9)
+            torch.testing.assert_close(got, want)
+            for got_group, want_group in zip((ours[0], ours[2]), (theirs[0], theirs[2])):
+                for got_tensor, want_tensor in zip(got_group, want_group, strict=True):
+                    torch.testing.assert_close(got_tensor, want_tensor)
+    finally:
+        torch.set_num_threads(previous)
+    assert len(_parts_invoker(compiled)._parts) >= 2
+
+
+def test_adam_in_parts_writes_like_eager_and_moves_versions() -> None:
+    ours, theirs = _tensors(4, seed=2), _tensors(4, seed=2)
+    for group in (ours, theirs):
+        group[2] = [torch.zeros_like(t) for t in group[2]]
+        group[3] = [torch.zeros_like(t) for t in group[3]]
+    compiled = torch_purity.compile(adam)
+    for step in range(1, 5):  # (one step count for all: the bias corrections are traced as constants)
+        versions = [p._version for p in ours[0]]
+        compiled(ours[0], ours[1], ours[2], ours[3], 3)
+        adam(theirs[0], theirs[1], theirs[2], theirs[3], 3)
+        for got_group, want_group in zip(ours, theirs, strict=True):
+            for got_tensor, want_tensor in zip(got_group, want_group, strict=True):
+                torch.testing.assert_close(got_tensor, want_tensor)
+        if step > 2:  # (the plan, with the parts, from the third call)
+            assert all(p._version > v for p, v in zip(ours[0], versions, strict=True))
+    _parts_invoker(compiled)
+
+
+def test_parts_write_what_the_whole_program_writes(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Bit for bit: the same dispatches, run by parts or in one invocation
+    (where no OpenMP runtime is found)."""
+    in_parts, whole = _tensors(3, seed=3), _tensors(3, seed=3)
+    compiled = torch_purity.compile(sgd_momentum)
+    for _ in range(3):
+        compiled(in_parts[0], in_parts[1], in_parts[2], 0.01, 0.9)
+    _parts_invoker(compiled)
+    asked = []
+    monkeypatch.setattr(parallel_parts, "openmp_runtime", lambda: asked.append(1))  # (returns None)
+    for _ in range(3):
+        compiled(whole[0], whole[1], whole[2], 0.01, 0.9)
+    assert asked, "the parts' invoker was not asked"
+    for got_group, want_group in zip(in_parts, whole, strict=True):
+        for got_tensor, want_tensor in zip(got_group, want_group, strict=True):
+            assert torch.equal(got_tensor, want_tensor)
+
+
+def test_updates_reading_each_others_parameters_stay_whole() -> None:
+    """Each update reads the next parameter before that one is written: the
+    pieces join into one and the program is not split."""
+
+    def chained(params):
+        for p, q in zip(params, params[1:]):
+            p.add_(q, alpha=0.5)
+        params[-1].mul_(2)
+
+    ours, theirs = _tensors(1, seed=4)[0], _tensors(1, seed=4)[0]
+    compiled = torch_purity.compile(chained)
+    for _ in range(3):
+        compiled(ours)
+        chained(theirs)
+    for got_tensor, want_tensor in zip(ours, theirs, strict=True):
+        torch.testing.assert_close(got_tensor, want_tensor)
+    (entry,) = compiled.cache.values()
+    assert not isinstance(entry.module.vm_invoke, PartsInvoker)
