@@ -771,21 +771,12 @@ def _steady_plan(executable: Executable, tensor_indices: set[int], effects: tupl
     leaf, none = executable.output_form == "leaf", executable.output_form == "none"
     new_list = iree_runtime.VmVariantList
 
+    build_arguments = _argument_builder(order, imports, reimport, argument_count)
+
     def call(args: Sequence[object]):
-        arguments = new_list(argument_count)
-        for position, index, is_tensor in order:
-            value = args[position]
-            if not is_tensor:
-                arguments.push_int(value)
-                continue
-            cached = imports.get(index)
-            if cached is not None and cached[0] == value.data_ptr() and cached[1] == value.shape:
-                arguments.push_ref(cached[2])
-                continue
-            view = reimport(index, value)
-            if view is None:  # (memory IREE cannot take as it is: `run` copies it)
-                return run(args, may_need_grad=False)
-            arguments.push_ref(view)
+        arguments = build_arguments(args)
+        if arguments is None:  # (memory IREE cannot take as it is: `run` copies it)
+            return run(args, may_need_grad=False)
         fresh = []
         for make in storage:
             if make is None:
@@ -808,6 +799,60 @@ def _steady_plan(executable: Executable, tensor_indices: set[int], effects: tupl
         return outputs[0] if leaf else tuple(outputs)
 
     return call
+
+
+def _argument_builder(order: list[tuple[int, int, bool]], imports: dict, reimport: Callable, capacity: int):
+    """The steady plan's first step: `args` -> IREE's argument list holding
+    each argument (an int, or IREE's view of a tensor: the one imported
+    before where its memory is the same, else imported now), or None where
+    a tensor cannot be imported. Where every argument is a tensor (an
+    optimizer step's hundreds), the last call's addresses, sizes and views
+    are kept and compared as lists at once."""
+    new_list = iree_runtime.VmVariantList
+
+    def view_of(index: int, value: torch.Tensor):
+        cached = imports.get(index)
+        if cached is not None and cached[0] == value.data_ptr() and cached[1] == value.shape:
+            return cached[2]
+        return reimport(index, value)
+
+    def build(args: Sequence[object]):
+        arguments = new_list(capacity)
+        for position, index, is_tensor in order:
+            value = args[position]
+            if not is_tensor:
+                arguments.push_int(value)
+                continue
+            view = view_of(index, value)
+            if view is None:
+                return None
+            arguments.push_ref(view)
+        return arguments
+
+    if not all(is_tensor for _, _, is_tensor in order):
+        return build
+    positions = [p for p, _, _ in order]
+    indices = [i for _, i, _ in order]
+    last_call: list[list] = [[], [], []]  # addresses, sizes, views
+
+    def build_from_tensors(args: Sequence[object]):
+        values = [args[p] for p in positions]
+        addresses = [value.data_ptr() for value in values]
+        sizes = [value.shape for value in values]
+        if addresses == last_call[0] and sizes == last_call[1]:
+            views = last_call[2]
+        else:
+            views = [view_of(index, value) for index, value in zip(indices, values)]
+            if any(view is None for view in views):
+                return None
+            last_call[:] = [addresses, sizes, views]
+        arguments = new_list(capacity)
+        push = arguments.push_ref
+        for view in views:
+            push(view)
+        return arguments
+
+    return build_from_tensors
 
 
 def _apply_steady_effects(
