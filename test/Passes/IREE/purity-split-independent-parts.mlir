@@ -45,93 +45,140 @@ func.func @main(%a: tensor<1024x1024xf32> {iree.abi.output = 0 : index}, %b: ten
 
 // The second update reads the first argument before the first update's
 // value is written into it: one piece, nothing is split.
-// CHECK-LABEL: func.func @a_written_argument_read_by_the_other(
+// CHECK-LABEL: test.case = "a_written_argument_read_by_the_other"
 // CHECK-NOT: $part
 #m = affine_map<(d0, d1) -> (d0, d1)>
-func.func @a_written_argument_read_by_the_other(%a: tensor<1024x1024xf32> {iree.abi.output = 0 : index}, %b: tensor<1024x1024xf32> {iree.abi.output = 1 : index}) -> (tensor<1024x1024xf32>, tensor<1024x1024xf32>) {
-  %two = arith.constant 2.0 : f32
-  %e = tensor.empty() : tensor<1024x1024xf32>
-  %doubled = linalg.generic {indexing_maps = [#m, #m], iterator_types = ["parallel", "parallel"]} ins(%a : tensor<1024x1024xf32>) outs(%e : tensor<1024x1024xf32>) {
-  ^bb0(%x: f32, %o: f32):
-    %r = arith.mulf %x, %two : f32
-    linalg.yield %r : f32
-  } -> tensor<1024x1024xf32>
-  %sum = linalg.generic {indexing_maps = [#m, #m, #m], iterator_types = ["parallel", "parallel"]} ins(%b, %a : tensor<1024x1024xf32>, tensor<1024x1024xf32>) outs(%e : tensor<1024x1024xf32>) {
-  ^bb0(%x: f32, %y: f32, %o: f32):
-    %r = arith.addf %x, %y : f32
-    linalg.yield %r : f32
-  } -> tensor<1024x1024xf32>
-  return %doubled, %sum : tensor<1024x1024xf32>, tensor<1024x1024xf32>
+module attributes {test.case = "a_written_argument_read_by_the_other"} {
+  func.func @main(%a: tensor<1024x1024xf32> {iree.abi.output = 0 : index}, %b: tensor<1024x1024xf32> {iree.abi.output = 1 : index}) -> (tensor<1024x1024xf32>, tensor<1024x1024xf32>) {
+    %two = arith.constant 2.0 : f32
+    %e = tensor.empty() : tensor<1024x1024xf32>
+    %doubled = linalg.generic {indexing_maps = [#m, #m], iterator_types = ["parallel", "parallel"]} ins(%a : tensor<1024x1024xf32>) outs(%e : tensor<1024x1024xf32>) {
+    ^bb0(%x: f32, %o: f32):
+      %r = arith.mulf %x, %two : f32
+      linalg.yield %r : f32
+    } -> tensor<1024x1024xf32>
+    %sum = linalg.generic {indexing_maps = [#m, #m, #m], iterator_types = ["parallel", "parallel"]} ins(%b, %a : tensor<1024x1024xf32>, tensor<1024x1024xf32>) outs(%e : tensor<1024x1024xf32>) {
+    ^bb0(%x: f32, %y: f32, %o: f32):
+      %r = arith.addf %x, %y : f32
+      linalg.yield %r : f32
+    } -> tensor<1024x1024xf32>
+    return %doubled, %sum : tensor<1024x1024xf32>, tensor<1024x1024xf32>
+  }
 }
-
 // -----
 
 // Two independent updates of 64K elements each: too little work to pay for
 // a second thread, nothing is split.
-// CHECK-LABEL: func.func @small(
+// CHECK-LABEL: test.case = "small"
 // CHECK-NOT: $part
 #m = affine_map<(d0) -> (d0)>
-func.func @small(%a: tensor<65536xf32> {iree.abi.output = 0 : index}, %b: tensor<65536xf32> {iree.abi.output = 1 : index}) -> (tensor<65536xf32>, tensor<65536xf32>) {
-  %two = arith.constant 2.0 : f32
-  %e = tensor.empty() : tensor<65536xf32>
-  %doubled = linalg.generic {indexing_maps = [#m, #m], iterator_types = ["parallel"]} ins(%a : tensor<65536xf32>) outs(%e : tensor<65536xf32>) {
-  ^bb0(%x: f32, %o: f32):
-    %r = arith.mulf %x, %two : f32
-    linalg.yield %r : f32
-  } -> tensor<65536xf32>
-  %plus = linalg.generic {indexing_maps = [#m, #m], iterator_types = ["parallel"]} ins(%b : tensor<65536xf32>) outs(%e : tensor<65536xf32>) {
-  ^bb0(%x: f32, %o: f32):
-    %r = arith.addf %x, %two : f32
-    linalg.yield %r : f32
-  } -> tensor<65536xf32>
-  return %doubled, %plus : tensor<65536xf32>, tensor<65536xf32>
+module attributes {test.case = "small"} {
+  func.func @main(%a: tensor<65536xf32> {iree.abi.output = 0 : index}, %b: tensor<65536xf32> {iree.abi.output = 1 : index}) -> (tensor<65536xf32>, tensor<65536xf32>) {
+    %two = arith.constant 2.0 : f32
+    %e = tensor.empty() : tensor<65536xf32>
+    %doubled = linalg.generic {indexing_maps = [#m, #m], iterator_types = ["parallel"]} ins(%a : tensor<65536xf32>) outs(%e : tensor<65536xf32>) {
+    ^bb0(%x: f32, %o: f32):
+      %r = arith.mulf %x, %two : f32
+      linalg.yield %r : f32
+    } -> tensor<65536xf32>
+    %plus = linalg.generic {indexing_maps = [#m, #m], iterator_types = ["parallel"]} ins(%b : tensor<65536xf32>) outs(%e : tensor<65536xf32>) {
+    ^bb0(%x: f32, %o: f32):
+      %r = arith.addf %x, %two : f32
+      linalg.yield %r : f32
+    } -> tensor<65536xf32>
+    return %doubled, %plus : tensor<65536xf32>, tensor<65536xf32>
+  }
 }
-
 // -----
 
 // One piece holds nearly all the work (a 4M-element update beside a
 // 1K-element one): a second thread would wait, nothing is split.
-// CHECK-LABEL: func.func @lopsided(
+// CHECK-LABEL: test.case = "lopsided"
 // CHECK-NOT: $part
 #m = affine_map<(d0) -> (d0)>
-func.func @lopsided(%a: tensor<4194304xf32> {iree.abi.output = 0 : index}, %b: tensor<1024xf32> {iree.abi.output = 1 : index}) -> (tensor<4194304xf32>, tensor<1024xf32>) {
-  %two = arith.constant 2.0 : f32
-  %e = tensor.empty() : tensor<4194304xf32>
-  %f = tensor.empty() : tensor<1024xf32>
-  %doubled = linalg.generic {indexing_maps = [#m, #m], iterator_types = ["parallel"]} ins(%a : tensor<4194304xf32>) outs(%e : tensor<4194304xf32>) {
-  ^bb0(%x: f32, %o: f32):
-    %r = arith.mulf %x, %two : f32
-    linalg.yield %r : f32
-  } -> tensor<4194304xf32>
-  %plus = linalg.generic {indexing_maps = [#m, #m], iterator_types = ["parallel"]} ins(%b : tensor<1024xf32>) outs(%f : tensor<1024xf32>) {
-  ^bb0(%x: f32, %o: f32):
-    %r = arith.addf %x, %two : f32
-    linalg.yield %r : f32
-  } -> tensor<1024xf32>
-  return %doubled, %plus : tensor<4194304xf32>, tensor<1024xf32>
+module attributes {test.case = "lopsided"} {
+  func.func @main(%a: tensor<4194304xf32> {iree.abi.output = 0 : index}, %b: tensor<1024xf32> {iree.abi.output = 1 : index}) -> (tensor<4194304xf32>, tensor<1024xf32>) {
+    %two = arith.constant 2.0 : f32
+    %e = tensor.empty() : tensor<4194304xf32>
+    %f = tensor.empty() : tensor<1024xf32>
+    %doubled = linalg.generic {indexing_maps = [#m, #m], iterator_types = ["parallel"]} ins(%a : tensor<4194304xf32>) outs(%e : tensor<4194304xf32>) {
+    ^bb0(%x: f32, %o: f32):
+      %r = arith.mulf %x, %two : f32
+      linalg.yield %r : f32
+    } -> tensor<4194304xf32>
+    %plus = linalg.generic {indexing_maps = [#m, #m], iterator_types = ["parallel"]} ins(%b : tensor<1024xf32>) outs(%f : tensor<1024xf32>) {
+    ^bb0(%x: f32, %o: f32):
+      %r = arith.addf %x, %two : f32
+      linalg.yield %r : f32
+    } -> tensor<1024xf32>
+    return %doubled, %plus : tensor<4194304xf32>, tensor<1024xf32>
+  }
 }
-
 // -----
 
 // An op the pass does not know to be free of effects (a call) keeps the
 // function whole.
-// CHECK-LABEL: func.func @with_a_call(
+// CHECK-LABEL: test.case = "with_a_call"
 // CHECK-NOT: $part
 #m = affine_map<(d0, d1) -> (d0, d1)>
-func.func private @log(tensor<1024x1024xf32>)
-func.func @with_a_call(%a: tensor<1024x1024xf32> {iree.abi.output = 0 : index}, %b: tensor<1024x1024xf32> {iree.abi.output = 1 : index}) -> (tensor<1024x1024xf32>, tensor<1024x1024xf32>) {
-  %two = arith.constant 2.0 : f32
-  %e = tensor.empty() : tensor<1024x1024xf32>
-  %doubled = linalg.generic {indexing_maps = [#m, #m], iterator_types = ["parallel", "parallel"]} ins(%a : tensor<1024x1024xf32>) outs(%e : tensor<1024x1024xf32>) {
-  ^bb0(%x: f32, %o: f32):
-    %r = arith.mulf %x, %two : f32
-    linalg.yield %r : f32
-  } -> tensor<1024x1024xf32>
-  call @log(%doubled) : (tensor<1024x1024xf32>) -> ()
-  %plus = linalg.generic {indexing_maps = [#m, #m], iterator_types = ["parallel", "parallel"]} ins(%b : tensor<1024x1024xf32>) outs(%e : tensor<1024x1024xf32>) {
-  ^bb0(%x: f32, %o: f32):
-    %r = arith.addf %x, %two : f32
-    linalg.yield %r : f32
-  } -> tensor<1024x1024xf32>
-  return %doubled, %plus : tensor<1024x1024xf32>, tensor<1024x1024xf32>
+module attributes {test.case = "with_a_call"} {
+  func.func private @log(tensor<1024x1024xf32>)
+  func.func @main(%a: tensor<1024x1024xf32> {iree.abi.output = 0 : index}, %b: tensor<1024x1024xf32> {iree.abi.output = 1 : index}) -> (tensor<1024x1024xf32>, tensor<1024x1024xf32>) {
+    %two = arith.constant 2.0 : f32
+    %e = tensor.empty() : tensor<1024x1024xf32>
+    %doubled = linalg.generic {indexing_maps = [#m, #m], iterator_types = ["parallel", "parallel"]} ins(%a : tensor<1024x1024xf32>) outs(%e : tensor<1024x1024xf32>) {
+    ^bb0(%x: f32, %o: f32):
+      %r = arith.mulf %x, %two : f32
+      linalg.yield %r : f32
+    } -> tensor<1024x1024xf32>
+    call @log(%doubled) : (tensor<1024x1024xf32>) -> ()
+    %plus = linalg.generic {indexing_maps = [#m, #m], iterator_types = ["parallel", "parallel"]} ins(%b : tensor<1024x1024xf32>) outs(%e : tensor<1024x1024xf32>) {
+    ^bb0(%x: f32, %o: f32):
+      %r = arith.addf %x, %two : f32
+      linalg.yield %r : f32
+    } -> tensor<1024x1024xf32>
+    return %doubled, %plus : tensor<1024x1024xf32>, tensor<1024x1024xf32>
+  }
+}
+
+// -----
+
+// A function other than `main` (a training program's `forward`), and a
+// `main` of dynamic sizes, are not split: the runtime runs neither in parts.
+// CHECK-LABEL: test.case = "other_function_and_dynamic_sizes"
+// CHECK-NOT: $part
+#m = affine_map<(d0, d1) -> (d0, d1)>
+module attributes {test.case = "other_function_and_dynamic_sizes"} {
+  func.func @forward(%a: tensor<1024x1024xf32> {iree.abi.output = 0 : index}, %b: tensor<1024x1024xf32> {iree.abi.output = 1 : index}) -> (tensor<1024x1024xf32>, tensor<1024x1024xf32>) {
+    %two = arith.constant 2.0 : f32
+    %e = tensor.empty() : tensor<1024x1024xf32>
+    %doubled = linalg.generic {indexing_maps = [#m, #m], iterator_types = ["parallel", "parallel"]} ins(%a : tensor<1024x1024xf32>) outs(%e : tensor<1024x1024xf32>) {
+    ^bb0(%x: f32, %o: f32):
+      %r = arith.mulf %x, %two : f32
+      linalg.yield %r : f32
+    } -> tensor<1024x1024xf32>
+    %plus = linalg.generic {indexing_maps = [#m, #m], iterator_types = ["parallel", "parallel"]} ins(%b : tensor<1024x1024xf32>) outs(%e : tensor<1024x1024xf32>) {
+    ^bb0(%x: f32, %o: f32):
+      %r = arith.addf %x, %two : f32
+      linalg.yield %r : f32
+    } -> tensor<1024x1024xf32>
+    return %doubled, %plus : tensor<1024x1024xf32>, tensor<1024x1024xf32>
+  }
+  func.func @main(%a: tensor<?x1024xf32> {iree.abi.output = 0 : index}, %b: tensor<?x1024xf32> {iree.abi.output = 1 : index}) -> (tensor<?x1024xf32>, tensor<?x1024xf32>) {
+    %two = arith.constant 2.0 : f32
+    %c0 = arith.constant 0 : index
+    %n = tensor.dim %a, %c0 : tensor<?x1024xf32>
+    %e = tensor.empty(%n) : tensor<?x1024xf32>
+    %doubled = linalg.generic {indexing_maps = [#m, #m], iterator_types = ["parallel", "parallel"]} ins(%a : tensor<?x1024xf32>) outs(%e : tensor<?x1024xf32>) {
+    ^bb0(%x: f32, %o: f32):
+      %r = arith.mulf %x, %two : f32
+      linalg.yield %r : f32
+    } -> tensor<?x1024xf32>
+    %plus = linalg.generic {indexing_maps = [#m, #m], iterator_types = ["parallel", "parallel"]} ins(%b : tensor<?x1024xf32>) outs(%e : tensor<?x1024xf32>) {
+    ^bb0(%x: f32, %o: f32):
+      %r = arith.addf %x, %two : f32
+      linalg.yield %r : f32
+    } -> tensor<?x1024xf32>
+    return %doubled, %plus : tensor<?x1024xf32>, tensor<?x1024xf32>
+  }
 }

@@ -22,15 +22,18 @@ function returning its share of the results (in their order, each tie
 renumbered, the ties of other parts' results dropped) with every op its
 results do not need erased.
 
-Only where it pays: the function's ops are all linalg, tensor, arith,
+Only where it pays: the function (option `function`, `main`: the one the
+runtime's steady call plan invokes, not a training program's `forward`
+and `backward`) has static sizes, its ops are all linalg, tensor, arith,
 math, tm_tensor, IREE's linalg_ext or `util.optimization_barrier` ops (no
 control flow, nothing with effects), they touch at least `min_elements`
 elements in all, and no part holds more than `max_share` of them (a
-BatchNorm, one piece, is left alone). Functions already split, and parts,
-are not split again.
+BatchNorm, one piece, is left alone). A function already split is not
+split again.
 
 Measured (benchmarks/compare_systems.py, SGD over 50×256×256 parameters
-on 2 cores): see docs/architecture.md, "Parts on torch's threads".
+on 2 cores): see docs/architecture.md, "Independent parts on torch's
+threads".
 """
 
 from __future__ import annotations
@@ -69,14 +72,15 @@ class SplitIndependentParts(ModulePass):
     """Adds `@f$part<k>` functions computing independent shares of f's results (run on two threads)."""
 
     name = "purity-split-independent-parts"
-    parts: int = 4  # at most this many parts per function
+    function: str = "main"  # the function split (the one the runtime's steady call plan invokes)
+    parts: int = 4  # at most this many parts
     min_elements: int = 1 << 21  # elements the function's ops touch, in all, below which it stays whole
     max_share: float = 0.6  # the most of them one part may hold
 
     def apply(self, module: Operation) -> None:
         for function in function_ops(module):
             name = StringAttr(function.attributes["sym_name"]).value
-            if PART_SEPARATOR in name or _already_split(module, name):
+            if name != self.function or _already_split(module, name) or not _static_signature(function):
                 continue
             shares = self._shares(function)
             last = function
@@ -151,6 +155,16 @@ class _Pieces:
 def _already_split(module: Operation, name: str) -> bool:
     prefix = f"{name}{PART_SEPARATOR}"
     return any(StringAttr(f.attributes["sym_name"]).value.startswith(prefix) for f in function_ops(module))
+
+
+def _static_signature(function: Operation) -> bool:
+    """Whether every argument and result has static sizes (the runtime's
+    call plan, which runs the parts, takes no program with dynamic ones)."""
+    signature = FunctionType(TypeAttr(function.attributes["function_type"]).value)
+    return all(
+        not isinstance(t, RankedTensorType) or RankedTensorType(t).has_static_shape
+        for t in (*signature.inputs, *signature.results)
+    )
 
 
 def _splittable(op: Operation) -> bool:
