@@ -125,3 +125,29 @@ def test_updates_reading_each_others_parameters_stay_whole() -> None:
         torch.testing.assert_close(got_tensor, want_tensor)
     (entry,) = compiled.cache.values()
     assert not isinstance(entry.module.vm_invoke, PartsInvoker)
+
+
+def test_a_compiled_foreach_adam_step_runs_in_parts_under_no_grad() -> None:
+    """`torch.compile(optimizer.step)`: the parameters (requiring grad) are
+    captured by the graph, and under no_grad the step still takes the
+    steady plan, with its parts."""
+    from dynamo_recording import recording_purity_backend
+
+    torch.manual_seed(5)
+    ours = [torch.nn.Parameter(torch.randn(SIDE, SIDE)) for _ in range(COUNT)]
+    theirs = [torch.nn.Parameter(p.detach().clone()) for p in ours]
+    for mine, other in zip(ours, theirs, strict=True):
+        mine.grad = torch.randn(SIDE, SIDE)
+        other.grad = mine.grad.clone()
+    optimizer = torch.optim.Adam(ours, lr=1e-2, foreach=True)
+    reference = torch.optim.Adam(theirs, lr=1e-2, foreach=True)
+    backend, programs = recording_purity_backend()
+    step = torch.compile(optimizer.step, backend=backend)
+    for _ in range(4):
+        with torch.no_grad():
+            step()
+        reference.step()
+        for mine, other in zip(ours, theirs, strict=True):
+            torch.testing.assert_close(mine.detach(), other.detach())
+    (program,) = [p for p in programs if p.cache]
+    _parts_invoker(program)

@@ -221,7 +221,8 @@ class CompiledEntry(Executable):
         mode is off (the call's grad key tells)."""
         if self.captured:
             leaves = [*leaves, *self.captured]
-            arguments_need_grad = arguments_need_grad or any(self.captured_requires_grad)
+            # (Captured parameters need no grad under torch.no_grad(): an optimizer step takes the steady plan.)
+            arguments_need_grad = arguments_need_grad or (torch.is_grad_enabled() and any(self.captured_requires_grad))
         if self.backward is not None:
             result = run_training(self, self.backward, leaves)
         elif not arguments_need_grad:
