@@ -182,3 +182,29 @@ module attributes {test.case = "other_function_and_dynamic_sizes"} {
     return %doubled, %plus : tensor<?x1024xf32>, tensor<?x1024xf32>
   }
 }
+
+// -----
+
+// One argument takes another argument's value (`x.copy_(y)`): no op makes
+// the written value, so nothing would order the other part's read of x
+// before the write; the function stays whole.
+// CHECK-LABEL: test.case = "an_argument_written_with_an_argument"
+// CHECK-NOT: $part
+#m = affine_map<(d0, d1) -> (d0, d1)>
+module attributes {test.case = "an_argument_written_with_an_argument"} {
+  func.func @main(%x: tensor<1024x1024xf32> {iree.abi.output = 0 : index}, %y: tensor<1024x1024xf32>, %b: tensor<1024x1024xf32> {iree.abi.output = 1 : index}) -> (tensor<1024x1024xf32>, tensor<1024x1024xf32>) {
+    %two = arith.constant 2.0 : f32
+    %e = tensor.empty() : tensor<1024x1024xf32>
+    %doubled = linalg.generic {indexing_maps = [#m, #m], iterator_types = ["parallel", "parallel"]} ins(%y : tensor<1024x1024xf32>) outs(%e : tensor<1024x1024xf32>) {
+    ^bb0(%v: f32, %o: f32):
+      %r = arith.mulf %v, %two : f32
+      linalg.yield %r : f32
+    } -> tensor<1024x1024xf32>
+    %plus = linalg.generic {indexing_maps = [#m, #m, #m], iterator_types = ["parallel", "parallel"]} ins(%b, %x : tensor<1024x1024xf32>, tensor<1024x1024xf32>) outs(%e : tensor<1024x1024xf32>) {
+    ^bb0(%v: f32, %w: f32, %o: f32):
+      %r = arith.addf %v, %w : f32
+      linalg.yield %r : f32
+    } -> tensor<1024x1024xf32>
+    return %y, %plus : tensor<1024x1024xf32>, tensor<1024x1024xf32>
+  }
+}

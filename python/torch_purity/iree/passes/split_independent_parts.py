@@ -14,8 +14,10 @@ Two top-level ops are in one piece where one uses a value the other makes
 (directly or from inside a region), and where one reads an argument that
 the other's value is written into (the argument's `iree.abi.output` tie):
 the write must not overtake the read, and across parts nothing orders
-them. Constants, `tensor.empty` and fills of those belong to no piece;
-each part keeps its own copy. Pieces are weighed by the elements their ops
+them (a function whose tied argument takes an argument's or a constant's
+value, with no op of its own to join, stays whole). Constants,
+`tensor.empty` and fills of those belong to no piece; each part keeps its
+own copy. Pieces are weighed by the elements their ops
 touch (each op's largest static operand or result) and dealt, heaviest
 first, to the lightest of `parts` parts. A part's function is a copy of the
 function returning its share of the results (in their order, each tie
@@ -103,9 +105,11 @@ class SplitIndependentParts(ModulePass):
         returned = list(terminator(block).operands)
         for argument in block.arguments:
             tie = _tie_of(function, argument.arg_number)
-            writer = None if tie is None else _top_level_producer(returned[tie], block)
-            if writer is None or writer in free:
+            if tie is None:
                 continue
+            writer = _top_level_producer(returned[tie], block)
+            if writer is None or writer in free:
+                return None  # (an argument or a constant written into it: no op to order its readers before)
             for use in argument.uses:
                 reader = _top_level_ancestor(use.owner.operation, block)
                 if reader is not None and reader not in free:
