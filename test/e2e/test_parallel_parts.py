@@ -7,6 +7,7 @@ piece reads what another writes the program stays whole."""
 from __future__ import annotations
 
 import random
+import threading
 
 import pytest
 import torch
@@ -175,3 +176,27 @@ def test_random_updates_reading_one_another_match_eager() -> None:
         (entry,) = compiled.cache.values()
         split += isinstance(entry.module.vm_invoke, PartsInvoker)
     assert split >= 2, f"only {split} of 4 random programs were split"
+
+
+def test_the_other_threads_contexts_are_made_before_any_part_runs() -> None:
+    """Making a VM context runs the module's initializer on the device: it is
+    done on the calling thread before the parts start, never on a worker
+    while another thread runs a part (a compiled foreach Adam step failed
+    once in the benchmark with IREE's "ref type mismatch" that way)."""
+    compiled = torch_purity.compile(rmsprop)
+    tensors = _tensors(3, seed=6)
+    tensors[2] = [t.abs() for t in tensors[2]]
+    for _ in range(2):
+        compiled(*tensors, 0.01, 0.9)
+    (entry,) = compiled.cache.values()
+    invoker = entry._plan.__closure__[entry._plan.__code__.co_freevars.index("vm_invoke")].cell_contents
+    assert isinstance(invoker, PartsInvoker)
+    made_on, make = [], invoker._new_context
+
+    def recording():
+        made_on.append(threading.get_ident())
+        return make()
+
+    invoker._new_context = recording
+    compiled(*tensors, 0.01, 0.9)
+    assert made_on and set(made_on) == {threading.get_ident()}, made_on

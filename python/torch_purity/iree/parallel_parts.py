@@ -120,6 +120,11 @@ class PartsInvoker:
         if runtime is None or threads < 2 or os.environ.get(OFF_VARIABLE, "").lower() in ("off", "0"):
             self._whole(arguments, results)
             return
+        for thread in range(1, threads):
+            if thread not in self._contexts:
+                # Made here, on the calling thread, never while another thread runs a part: making a
+                # context runs the module's initializer on the device.
+                self._contexts[thread] = self._new_context()
         with self._lock:
             token = next(self._tokens)
         errors: list[BaseException] = []
@@ -136,10 +141,9 @@ class PartsInvoker:
         arguments, taken, errors = self._calls[token]
         _keep_thread_state()
         try:
-            thread = openmp_runtime().omp_get_thread_num()
-            context = self._contexts.get(thread)
+            context = self._contexts.get(openmp_runtime().omp_get_thread_num())
             if context is None:
-                context = self._contexts[thread] = self._new_context()
+                return  # (a thread beyond those counted when the call began: the others take its share)
             for index in taken:  # (next() on the shared count: one taker each, under the GIL)
                 if index >= len(self._parts) or errors:
                     return
