@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import math
 import re
 
-from torch_mlir.ir import Location, Operation, StringAttr, Type
+from torch_mlir.ir import Location, Operation, RankedTensorType, StringAttr, Type, Value
 
 FILE_LOCATION = re.compile(r'"([^"]*)":([0-9]+):([0-9]+)')
 
@@ -15,6 +16,19 @@ def walk(operation: Operation):
             for op in block.operations:
                 yield op
                 yield from walk(op.operation)
+
+
+def values_used(op: Operation) -> list[Value]:
+    """The op's operands and those of the ops nested in its regions."""
+    return [*op.operands, *(value for inner in walk(op) for value in inner.operation.operands)]
+
+
+def static_elements(value: Value) -> int | None:
+    """How many elements a ranked tensor value of static shape holds; None otherwise."""
+    if not isinstance(value.type, RankedTensorType):
+        return None
+    tensor_type = RankedTensorType(value.type)
+    return math.prod(tensor_type.shape) if tensor_type.has_static_shape else None
 
 
 def aten_name(op: Operation) -> str:

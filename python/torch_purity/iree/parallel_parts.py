@@ -110,8 +110,7 @@ class PartsInvoker:
         # OpenMP thread number -> its context; the calling thread (0) keeps the module's own.
         self._contexts: dict[int, object] = {0: vm_context}
         self._calls: dict[int, tuple] = {}
-        self._tokens = itertools.count(1)
-        self._lock = threading.Lock()
+        self._tokens = itertools.count(1)  # (next() on it is one step under the GIL)
         self._callback = _CALLBACK(self._run_parts)  # (kept alive as long as the invoker)
 
     def __call__(self, arguments, results) -> None:
@@ -125,8 +124,7 @@ class PartsInvoker:
                 # Made here, on the calling thread, never while another thread runs a part: making a
                 # context runs the module's initializer on the device.
                 self._contexts[thread] = self._new_context()
-        with self._lock:
-            token = next(self._tokens)
+        token = next(self._tokens)
         errors: list[BaseException] = []
         self._calls[token] = (arguments, itertools.count(), errors)
         try:

@@ -738,7 +738,7 @@ def _steady_plan(executable: Executable, tensor_indices: set[int], effects: tupl
     storage, or a result copied back into an input is not one of its own."""
     copied_back, written_in_place = effects
     convention, positions = executable.convention, executable.argument_positions
-    imports, reimport, run = executable.imports, executable._import, executable.run
+    reimport, run = executable._import, executable.run
     vm_invoke, import_tensor, device = executable.module.vm_invoke, executable.module.import_tensor, executable._device
     # (position in the flat arguments, its input index, whether it is a tensor), in argument order.
     order = [(p, i, i in tensor_indices) for i, p in enumerate(positions)]
@@ -771,7 +771,7 @@ def _steady_plan(executable: Executable, tensor_indices: set[int], effects: tupl
     leaf, none = executable.output_form == "leaf", executable.output_form == "none"
     new_list = iree_runtime.VmVariantList
 
-    build_arguments = _argument_builder(order, imports, reimport, argument_count)
+    build_arguments = _argument_builder(order, reimport, argument_count)
 
     def call(args: Sequence[object]):
         arguments = build_arguments(args)
@@ -801,20 +801,14 @@ def _steady_plan(executable: Executable, tensor_indices: set[int], effects: tupl
     return call
 
 
-def _argument_builder(order: list[tuple[int, int, bool]], imports: dict, reimport: Callable, capacity: int):
+def _argument_builder(order: list[tuple[int, int, bool]], reimport: Callable, capacity: int):
     """The steady plan's first step: `args` -> IREE's argument list holding
-    each argument (an int, or IREE's view of a tensor: the one imported
-    before where its memory is the same, else imported now), or None where
-    a tensor cannot be imported. Where every argument is a tensor (an
+    each argument (an int, or IREE's view of a tensor: `Executable._import`,
+    the one imported before where its memory is the same, else imported
+    now), or None where a tensor cannot be imported. Where every argument is a tensor (an
     optimizer step's hundreds), the last call's addresses, sizes and views
     are kept and compared as lists at once."""
     new_list = iree_runtime.VmVariantList
-
-    def view_of(index: int, value: torch.Tensor):
-        cached = imports.get(index)
-        if cached is not None and cached[0] == value.data_ptr() and cached[1] == value.shape:
-            return cached[2]
-        return reimport(index, value)
 
     def build(args: Sequence[object]):
         arguments = new_list(capacity)
@@ -823,7 +817,7 @@ def _argument_builder(order: list[tuple[int, int, bool]], imports: dict, reimpor
             if not is_tensor:
                 arguments.push_int(value)
                 continue
-            view = view_of(index, value)
+            view = reimport(index, value)
             if view is None:
                 return None
             arguments.push_ref(view)
@@ -842,7 +836,7 @@ def _argument_builder(order: list[tuple[int, int, bool]], imports: dict, reimpor
         if addresses == last_call[0] and sizes == last_call[1]:
             views = last_call[2]
         else:
-            views = [view_of(index, value) for index, value in zip(indices, values)]
+            views = [reimport(index, value) for index, value in zip(indices, values)]
             if any(view is None for view in views):
                 return None
             last_call[:] = [addresses, sizes, views]

@@ -58,7 +58,7 @@ from torch_mlir.ir import (
 )
 
 from ...ir_helpers.functions import function_ops, terminator
-from ...ir_helpers.queries import walk
+from ...ir_helpers.queries import static_elements, values_used
 from ...passes.base import ModulePass
 
 _GENERIC = "linalg.generic"
@@ -136,20 +136,13 @@ def _full_size_leaves(op: Operation, elements: int, max_depth: int) -> set[Value
         if value in visited:
             continue
         visited.add(value)
-        if _elements(value) == elements:
+        if static_elements(value) == elements:
             found.add(value)
         if depth < max_depth and isinstance(value, OpResult) and _is_elementwise(value.owner):
             producer = value.owner
             producer_inputs = DenseI32ArrayAttr(producer.attributes["operandSegmentSizes"])[0]
             pending.extend((producer.operands[i], depth + 1) for i in range(producer_inputs))
     return found
-
-
-def _elements(value: Value) -> int | None:
-    if not isinstance(value.type, RankedTensorType):
-        return None
-    tensor_type = RankedTensorType(value.type)
-    return math.prod(tensor_type.shape) if tensor_type.has_static_shape else None
 
 
 def _is_elementwise(op: Operation) -> bool:
@@ -166,32 +159,29 @@ def _dependents_between(earlier: Operation, later: Operation, between: list[Oper
     reached = set(earlier.results)
     dependents = []
     for op in between:
-        if any(value in reached for value in _values_used(op)):
+        if any(value in reached for value in values_used(op)):
             if not op.name.startswith(_SIDE_EFFECT_FREE):
                 return None
             dependents.append(op)
             reached.update(op.results)
-    return None if any(value in reached for value in _values_used(later)) else dependents
-
-
-def _values_used(op: Operation) -> list[Value]:
-    """The op's operands and those of the ops nested in its regions."""
-    return [*op.operands, *(value for inner in walk(op) for value in inner.operation.operands)]
+    return None if any(value in reached for value in values_used(later)) else dependents
 
 
 def _merge(first: Operation, second: Operation) -> Operation:
     """Replaces the two generics by one at `second`'s place; returns it."""
     first_ins = DenseI32ArrayAttr(first.attributes["operandSegmentSizes"])[0]
     second_ins = DenseI32ArrayAttr(second.attributes["operandSegmentSizes"])[0]
-    first_maps = list(ArrayAttr(first.attributes["indexing_maps"]))
-    second_maps = list(ArrayAttr(second.attributes["indexing_maps"]))
-    first_operands, second_operands = list(first.operands), list(second.operands)
-    operands = [*first_operands[:first_ins], *second_operands[:second_ins]]
-    operands += [*first_operands[first_ins:], *second_operands[second_ins:]]
-    maps = [*first_maps[:first_ins], *second_maps[:second_ins], *first_maps[first_ins:], *second_maps[second_ins:]]
+
+    def ins_then_outs(first_items, second_items) -> list:
+        """Both ops' items for their inputs, then both ops' items for their inits."""
+        first_items, second_items = list(first_items), list(second_items)
+        inputs = [*first_items[:first_ins], *second_items[:second_ins]]
+        return [*inputs, *first_items[first_ins:], *second_items[second_ins:]]
+
+    operands = ins_then_outs(first.operands, second.operands)
+    maps = ins_then_outs(ArrayAttr(first.attributes["indexing_maps"]), ArrayAttr(second.attributes["indexing_maps"]))
     first_body, second_body = first.regions[0].blocks[0], second.regions[0].blocks[0]
-    first_args, second_args = list(first_body.arguments), list(second_body.arguments)
-    arguments = [*first_args[:first_ins], *second_args[:second_ins], *first_args[first_ins:], *second_args[second_ins:]]
+    arguments = ins_then_outs(first_body.arguments, second_body.arguments)
     location = Location.fused([first.location, second.location], context=second.context)
     with InsertionPoint(second), location:
         merged = Operation.create(

@@ -1,7 +1,9 @@
 """purity-split-independent-parts: adds, beside a function, parts of it that share no buffer, for two threads.
 
-Runs on linalg-on-tensors at the end of the iree-abi stage's contract
-(every result stored in a tied argument). A function whose work falls
+Runs on linalg-on-tensors that keeps the iree-abi stage's contract
+(every result stored in a tied argument): `iree/module.py`'s
+`program_text` runs it on a CPU program for the calling thread, in no
+stage of the pipeline. A function whose work falls
 into independent pieces (an optimizer step over many parameters: each
 parameter's update reads and writes only its own tensors) runs on one core
 as one IREE invocation. The pass finds the pieces and adds `@<name>$part<k>`
@@ -58,7 +60,7 @@ from torch_mlir.ir import (
 )
 
 from ...ir_helpers.functions import function_ops, terminator
-from ...ir_helpers.queries import walk
+from ...ir_helpers.queries import static_elements, values_used
 from ...passes.base import ModulePass
 from ..parallel_parts import PART_SEPARATOR
 
@@ -98,7 +100,7 @@ class SplitIndependentParts(ModulePass):
         free = _free_ops(ops)
         pieces = _Pieces([op for op in ops if op not in free])
         for op in pieces.members:
-            for value in _values_used(op):
+            for value in values_used(op):
                 producer = _top_level_producer(value, block)
                 if producer is not None and producer not in free:
                     pieces.join(op, producer)
@@ -188,10 +190,6 @@ def _free_ops(ops: list[Operation]) -> set[Operation]:
     return free
 
 
-def _values_used(op: Operation) -> list[Value]:
-    return [*op.operands, *(value for inner in walk(op) for value in inner.operation.operands)]
-
-
 def _top_level_ancestor(op: Operation, block) -> Operation | None:
     """The op of `block` that is `op` or holds it."""
     owner = block.owner.operation
@@ -222,15 +220,7 @@ def _tie_of(function: Operation, index: int) -> int | None:
 
 def _elements_touched(op: Operation) -> int:
     """The most elements one of the op's static tensor operands or results holds."""
-    most = 0
-    for value in (*op.operands, *op.results):
-        if isinstance(value.type, RankedTensorType) and RankedTensorType(value.type).has_static_shape:
-            tensor_type = RankedTensorType(value.type)
-            count = 1
-            for size in tensor_type.shape:
-                count *= size
-            most = max(most, count)
-    return most
+    return max((static_elements(value) or 0 for value in (*op.operands, *op.results)), default=0)
 
 
 def _add_part(function: Operation, after: Operation, name: str, results: list[int]) -> Operation:
