@@ -40,8 +40,62 @@ def _parts_invoker(compiled) -> PartsInvoker:
     return invoker
 
 
+def _plan_invoker(compiled) -> PartsInvoker:
+    """The invoker the entry's steady plan calls (`vm_invoke` makes a new one each time it is read)."""
+    (entry,) = compiled.cache.values()
+    invoker = entry._plan.__closure__[entry._plan.__code__.co_freevars.index("vm_invoke")].cell_contents
+    assert isinstance(invoker, PartsInvoker)
+    return invoker
+
+
 def test_torchs_openmp_runtime_is_found() -> None:
-    assert openmp_runtime() is not None, "no loaded OpenMP runtime exports GOMP_parallel"
+    assert openmp_runtime() is not None, "no loaded OpenMP runtime exports GOMP_parallel_start and _end"
+
+
+@pytest.mark.parametrize("threads", [2, 3])
+def test_a_program_has_one_part_per_thread_of_torch(threads: int) -> None:
+    """Each thread takes one part, taking the GIL once after it (not between
+    parts): the program is split into as many parts as torch has threads
+    when it is compiled."""
+    previous = torch.get_num_threads()
+    torch.set_num_threads(threads)
+    try:
+        compiled = torch_purity.compile(rmsprop)
+        tensors = _tensors(3, seed=7)
+        tensors[2] = [t.abs() for t in tensors[2]]
+        for _ in range(2):
+            compiled(*tensors, 0.01, 0.9)
+    finally:
+        torch.set_num_threads(previous)
+    assert len(_parts_invoker(compiled)._parts) == threads
+
+
+def test_the_calling_thread_takes_a_part_itself() -> None:
+    """The caller invokes its part directly, never through the team's
+    callback (which would make it wait for the GIL a worker may hold); a
+    worker's callback takes what is left."""
+    compiled = torch_purity.compile(rmsprop)
+    tensors = _tensors(3, seed=8)
+    tensors[2] = [t.abs() for t in tensors[2]]
+    for _ in range(2):
+        compiled(*tensors, 0.01, 0.9)
+    invoker = _plan_invoker(compiled)
+    callbacks, takers = [], []
+    run_parts, take_parts = invoker._run_parts, invoker._take_parts
+
+    def recording_run(token):
+        callbacks.append(threading.get_ident())
+        run_parts(token)
+
+    def recording_take(context, arguments, taken, errors):
+        takers.append(threading.get_ident())
+        take_parts(context, arguments, taken, errors)
+
+    invoker._run_parts, invoker._take_parts = recording_run, recording_take
+    invoker._callback = parallel_parts._CALLBACK(recording_run)
+    compiled(*tensors, 0.01, 0.9)
+    caller = threading.get_ident()
+    assert caller in takers and caller not in callbacks, (takers, callbacks)
 
 
 @pytest.mark.parametrize("threads", [2, 1])
@@ -188,9 +242,7 @@ def test_the_other_threads_contexts_are_made_before_any_part_runs() -> None:
     tensors[2] = [t.abs() for t in tensors[2]]
     for _ in range(2):
         compiled(*tensors, 0.01, 0.9)
-    (entry,) = compiled.cache.values()
-    invoker = entry._plan.__closure__[entry._plan.__code__.co_freevars.index("vm_invoke")].cell_contents
-    assert isinstance(invoker, PartsInvoker)
+    invoker = _plan_invoker(compiled)
     made_on, make = [], invoker._new_context
 
     def recording():

@@ -19,7 +19,7 @@ from .cpu_driver import CALLING_THREAD
 from .data_tiling import data_tiling_flags
 from .devices import config as device_config
 from .narrow_products import configure_narrow_products
-from .parallel_parts import PartsInvoker, part_functions
+from .parallel_parts import PartsInvoker, part_count, part_functions
 from .targets import get_target
 
 
@@ -49,7 +49,8 @@ def program_text(text: str, target: str) -> str:
 
 
 def with_independent_parts(text: str) -> str:
-    """`text` with purity-split-independent-parts applied (unchanged where no function splits)."""
+    """`text` with purity-split-independent-parts applied, one part per
+    thread torch computes with (unchanged where no function splits)."""
     from torch_mlir import ir
 
     from ..importer import new_context
@@ -64,7 +65,7 @@ def with_independent_parts(text: str) -> str:
             # by the lowering) are read in their generic form, which IREE prints.
             module = ir.Module.parse(_generic_form(text))
         before = len(module.body.operations)
-        pass_manager(["purity-split-independent-parts"], context).run(module.operation)
+        pass_manager([f"purity-split-independent-parts{{parts={part_count()}}}"], context).run(module.operation)
         if len(module.body.operations) == before:
             return text
         return module.operation.get_asm(enable_debug_info=True)

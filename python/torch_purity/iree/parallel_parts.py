@@ -22,12 +22,31 @@ SGD step over 50×256×256 parameters (1.5 ms each) right after an eager op:
 2450 µs from a Python thread of our own, 1491 µs through `GOMP_parallel`
 on torch's threads (2945 µs one after the other).
 
-Entry point: the runtime's `GOMP_parallel`, which GNU's libgomp (torch's
-Linux wheels) exports, and LLVM's and Intel's OpenMP runtimes export for
-GNU compatibility. Where torch does not compute with OpenMP, where no
-loaded runtime exports it, or where torch uses one thread
-(`torch.set_num_threads(1)`), the program runs whole on the calling thread.
-`PURITY_PARALLEL_PARTS=off` does so everywhere (for measurements)."""
+How a call runs, and why (the GIL): a thread that finds the GIL held sleeps
+until it is handed over, and on this project's KVM machine that wake-up
+took 50-70 µs, where a worker woken by the OpenMP runtime enters within
+about 15 µs while the GIL is free. So the calling thread opens the team
+with `GOMP_parallel_start` without releasing the GIL, and goes straight on
+to invoke its part, which releases it; a worker (a ctypes callback, which
+takes the GIL) then finds it free. The caller never enters a callback of
+its own (`GOMP_parallel` would make it take the GIL again once the team
+is open, by then often held by a worker); `GOMP_parallel_end` releases the
+GIL while it waits for the workers. The thread number comes from
+`omp_get_thread_num` called with the GIL held (a plain ctypes call drops
+and retakes it). And the program has as many parts as torch has threads
+(`part_count`, at most `MAX_PARTS`), so that each thread usually takes the
+GIL once after its invocation, not between parts. Measured round robin
+(SGD over 50×256×256 parameters, 2 cores, 2026-12-07): 4 parts through
+`GOMP_parallel` 1070-1080 µs per call, 2 parts 1048-1053 µs, 2 parts this
+way 1011-1027 µs; the second thread began its part 67-85 µs after the
+call instead of 12 µs after, and now begins 25 µs after it.
+
+Entry points: the runtime's `GOMP_parallel_start` and `GOMP_parallel_end`,
+which GNU's libgomp (torch's Linux wheels) exports, and LLVM's and Intel's
+OpenMP runtimes export for GNU compatibility. Where torch does not compute
+with OpenMP, where no loaded runtime exports them, or where torch uses one
+thread (`torch.set_num_threads(1)`), the program runs whole on the calling
+thread. `PURITY_PARALLEL_PARTS=off` does so everywhere (for measurements)."""
 
 from __future__ import annotations
 
@@ -35,7 +54,8 @@ import ctypes
 import itertools
 import os
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from functools import cache
 
 import iree.runtime as iree_runtime
@@ -43,6 +63,7 @@ import torch
 
 PART_SEPARATOR = "$part"  # `main$part0`: a part of `main` (purity-split-independent-parts names them)
 OFF_VARIABLE = "PURITY_PARALLEL_PARTS"
+MAX_PARTS = 8  # (each part is one more function to compile)
 _OPENMP_LIBRARIES = ("libgomp", "libiomp5", "libomp")
 _CALLBACK = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
 
@@ -55,19 +76,44 @@ def part_functions(vm_module, function: str) -> list[object]:
     return parts
 
 
+def part_count() -> int:
+    """How many parts a program is split into here: one per thread torch
+    computes with (at least two, at most MAX_PARTS). Read when the program
+    is compiled; with more threads later, that many of them take part."""
+    return max(2, min(torch.get_num_threads(), MAX_PARTS))
+
+
+@dataclass(frozen=True)
+class OpenMP:
+    """The entry points of the OpenMP runtime torch computes with."""
+
+    start_team: Callable  # GOMP_parallel_start(callback, data, threads), called with the GIL held
+    end_team: Callable  # GOMP_parallel_end(), releasing the GIL while the team finishes
+    thread_number: Callable[[], int]  # omp_get_thread_num(), called with the GIL held
+
+
 @cache
-def openmp_runtime() -> ctypes.CDLL | None:
-    """The loaded OpenMP runtime torch computes with, where it exports `GOMP_parallel`."""
+def openmp_runtime() -> OpenMP | None:
+    """The loaded OpenMP runtime torch computes with, where it exports
+    `GOMP_parallel_start` and `GOMP_parallel_end`."""
     if not torch.backends.openmp.is_available():
         return None
     for path in _loaded_libraries():
-        if os.path.basename(path).startswith(_OPENMP_LIBRARIES):
-            runtime = ctypes.CDLL(path)  # (already loaded: the same copy torch uses)
-            if hasattr(runtime, "GOMP_parallel"):
-                runtime.GOMP_parallel.argtypes = [_CALLBACK, ctypes.c_void_p, ctypes.c_uint, ctypes.c_uint]
-                runtime.GOMP_parallel.restype = None
-                runtime.omp_get_thread_num.restype = ctypes.c_int
-                return runtime
+        if not os.path.basename(path).startswith(_OPENMP_LIBRARIES):
+            continue
+        # (Already loaded: the same copy torch uses. PyDLL's functions keep the GIL, CDLL's release it.)
+        holding, releasing = ctypes.PyDLL(path), ctypes.CDLL(path)
+        if not all(hasattr(holding, name) for name in ("GOMP_parallel_start", "GOMP_parallel_end")):
+            continue
+        start_team, end_team, thread_number = (
+            holding.GOMP_parallel_start,
+            releasing.GOMP_parallel_end,
+            holding.omp_get_thread_num,
+        )
+        start_team.argtypes, start_team.restype = [_CALLBACK, ctypes.c_void_p, ctypes.c_uint], None
+        end_team.argtypes, end_team.restype = [], None
+        thread_number.argtypes, thread_number.restype = [], ctypes.c_int
+        return OpenMP(start_team, end_team, thread_number)
     return None
 
 
@@ -126,25 +172,34 @@ class PartsInvoker:
                 self._contexts[thread] = self._new_context()
         token = next(self._tokens)
         errors: list[BaseException] = []
-        self._calls[token] = (arguments, itertools.count(), errors)
+        taken = itertools.count()  # (next() on it: one taker per part, under the GIL)
+        self._calls[token] = (arguments, taken, errors)
         try:
-            runtime.GOMP_parallel(self._callback, token, threads, 0)
+            runtime.start_team(self._callback, token, threads)  # (the GIL kept until the first invoke)
+            try:
+                self._take_parts(self._contexts[0], arguments, taken, errors)
+            finally:
+                runtime.end_team()
         finally:
             del self._calls[token]
         if errors:
             raise errors[0]
 
     def _run_parts(self, token: int) -> None:
-        """One thread's share: the next part not taken, until none is left."""
+        """A worker's share (the team's callback; the caller takes its own directly)."""
         arguments, taken, errors = self._calls[token]
         _keep_thread_state()
+        context = self._contexts.get(openmp_runtime().thread_number())
+        if context is not None:  # (None: a thread beyond those counted when the call began)
+            self._take_parts(context, arguments, taken, errors)
+
+    def _take_parts(self, context, arguments, taken: Iterator[int], errors: list[BaseException]) -> None:
+        """The next part not taken, until none is left. A failure is kept
+        for the caller, which raises it once every thread is done."""
         try:
-            context = self._contexts.get(openmp_runtime().omp_get_thread_num())
-            if context is None:
-                return  # (a thread beyond those counted when the call began: the others take its share)
-            for index in taken:  # (next() on the shared count: one taker each, under the GIL)
+            for index in taken:
                 if index >= len(self._parts) or errors:
                     return
                 context.invoke(self._parts[index], arguments, iree_runtime.VmVariantList(1))
-        except BaseException as error:  # raised by the caller once every thread is done
+        except BaseException as error:
             errors.append(error)

@@ -1,4 +1,5 @@
 // RUN: purity-opt %s --purity-split-independent-parts --split-input-file | filecheck %s
+// RUN: purity-opt %s '--purity-split-independent-parts=parts=2' --split-input-file | filecheck %s --check-prefix=TWO
 
 // Two updates written into their own arguments (1M elements each): two
 // parts, each returning its own result with its tie renumbered and the other
@@ -87,6 +88,46 @@ module attributes {test.case = "small"} {
       linalg.yield %r : f32
     } -> tensor<65536xf32>
     return %doubled, %plus : tensor<65536xf32>, tensor<65536xf32>
+  }
+}
+// -----
+
+// Three equal updates (1M elements each). With four parts (the default),
+// one each. With two parts (two threads), two of them share the first: it
+// holds two thirds of the work, yet the parts still take two thirds of the
+// whole's time, so the function is split (no single piece holds more than
+// `max_share`).
+// CHECK-LABEL: test.case = "three_equal_pieces"
+// CHECK: func.func @main$part0(
+// CHECK: func.func @main$part1(
+// CHECK: func.func @main$part2(
+// TWO-LABEL: test.case = "three_equal_pieces"
+// TWO: func.func @main$part0(
+// TWO-SAME: -> (tensor<1048576xf32> {purity.written_input = 0 : i64}, tensor<1048576xf32> {purity.written_input = 2 : i64})
+// TWO: func.func @main$part1(
+// TWO-SAME: -> (tensor<1048576xf32> {purity.written_input = 1 : i64})
+// TWO-NOT: $part2
+#m = affine_map<(d0) -> (d0)>
+module attributes {test.case = "three_equal_pieces"} {
+  func.func @main(%a: tensor<1048576xf32> {iree.abi.output = 0 : index}, %b: tensor<1048576xf32> {iree.abi.output = 1 : index}, %c: tensor<1048576xf32> {iree.abi.output = 2 : index}) -> (tensor<1048576xf32> {purity.written_input = 0 : i64}, tensor<1048576xf32> {purity.written_input = 1 : i64}, tensor<1048576xf32> {purity.written_input = 2 : i64}) {
+    %two = arith.constant 2.0 : f32
+    %e = tensor.empty() : tensor<1048576xf32>
+    %x2 = linalg.generic {indexing_maps = [#m, #m], iterator_types = ["parallel"]} ins(%a : tensor<1048576xf32>) outs(%e : tensor<1048576xf32>) {
+    ^bb0(%x: f32, %o: f32):
+      %r = arith.mulf %x, %two : f32
+      linalg.yield %r : f32
+    } -> tensor<1048576xf32>
+    %y2 = linalg.generic {indexing_maps = [#m, #m], iterator_types = ["parallel"]} ins(%b : tensor<1048576xf32>) outs(%e : tensor<1048576xf32>) {
+    ^bb0(%x: f32, %o: f32):
+      %r = arith.addf %x, %two : f32
+      linalg.yield %r : f32
+    } -> tensor<1048576xf32>
+    %z2 = linalg.generic {indexing_maps = [#m, #m], iterator_types = ["parallel"]} ins(%c : tensor<1048576xf32>) outs(%e : tensor<1048576xf32>) {
+    ^bb0(%x: f32, %o: f32):
+      %r = arith.subf %x, %two : f32
+      linalg.yield %r : f32
+    } -> tensor<1048576xf32>
+    return %x2, %y2, %z2 : tensor<1048576xf32>, tensor<1048576xf32>, tensor<1048576xf32>
   }
 }
 // -----

@@ -1,4 +1,4 @@
-"""purity-split-independent-parts: adds, beside a function, parts of it that share no buffer, for two threads.
+"""purity-split-independent-parts: adds, beside a function, parts of it that share no buffer, for torch's threads.
 
 Runs on linalg-on-tensors that keeps the iree-abi stage's contract
 (every result stored in a tied argument): `iree/module.py`'s
@@ -21,7 +21,8 @@ value, with no op of its own to join, stays whole). Constants,
 `tensor.empty` and fills of those belong to no piece; each part keeps its
 own copy. Pieces are weighed by the elements their ops
 touch (each op's largest static operand or result) and dealt, heaviest
-first, to the lightest of `parts` parts. A part's function is a copy of the
+first, to the lightest of `parts` parts (`program_text` asks for one per
+thread torch computes with: `parallel_parts.part_count`). A part's function is a copy of the
 function returning its share of the results (in their order, each tie
 renumbered, the ties of other parts' results dropped) with every op its
 results do not need erased.
@@ -31,8 +32,11 @@ runtime's steady call plan invokes, not a training program's `forward`
 and `backward`) has static sizes, its ops are all linalg, tensor, arith,
 math, tm_tensor, IREE's linalg_ext or `util.optimization_barrier` ops (no
 control flow, nothing with effects), they touch at least `min_elements`
-elements in all, and no part holds more than `max_share` of them (a
-BatchNorm, one piece, is left alone). A function already split is not
+elements in all, and no piece holds more than `max_share` of them (a
+BatchNorm, one piece, is left alone: the parts would take as long as that
+piece, however many there are; a part may hold more than that share, as
+two of three equal pieces dealt to two parts do, and still save a third
+of the time). A function already split is not
 split again.
 
 Measured (benchmarks/compare_systems.py, SGD over 50×256×256 parameters
@@ -73,13 +77,13 @@ _FREE = ("arith.constant", "tensor.empty")
 
 @dataclass(frozen=True)
 class SplitIndependentParts(ModulePass):
-    """Adds `@f$part<k>` functions computing independent shares of f's results (run on two threads)."""
+    """Adds `@f$part<k>` functions computing independent shares of f's results (run on torch's threads)."""
 
     name = "purity-split-independent-parts"
     function: str = "main"  # the function split (the one the runtime's steady call plan invokes)
     parts: int = 4  # at most this many parts
     min_elements: int = 1 << 21  # elements the function's ops touch, in all, below which it stays whole
-    max_share: float = 0.6  # the most of them one part may hold
+    max_share: float = 0.6  # the most of them one piece may hold
 
     def apply(self, module: Operation) -> None:
         for function in function_ops(module):
@@ -123,14 +127,14 @@ class SplitIndependentParts(ModulePass):
         total = sum(weights.values())
         if total < self.min_elements or len(weights) < 2:
             return None
+        if max(weights.values()) > self.max_share * total:
+            return None  # (one piece bounds the parts' time, however many there are)
         loads = [0] * min(self.parts, len(weights))
         part_of: dict[Operation, int] = {}
         for root in sorted(weights, key=lambda r: -weights[r]):
             lightest = loads.index(min(loads))
             part_of[root] = lightest
             loads[lightest] += weights[root]
-        if max(loads) > self.max_share * total:
-            return None
         shares: list[list[int]] = [[] for _ in loads]
         for index, value in enumerate(returned):
             producer = _top_level_producer(value, block)
