@@ -22,24 +22,23 @@ SGD step over 50×256×256 parameters (1.5 ms each) right after an eager op:
 2450 µs from a Python thread of our own, 1491 µs through `GOMP_parallel`
 on torch's threads (2945 µs one after the other).
 
-How a call runs, and why (the GIL): a thread that finds the GIL held sleeps
-until it is handed over, and on this project's KVM machine that wake-up
-took 50-70 µs, where a worker woken by the OpenMP runtime enters within
-about 15 µs while the GIL is free. So the calling thread opens the team
-with `GOMP_parallel_start` without releasing the GIL, and goes straight on
-to invoke its part, which releases it; a worker (a ctypes callback, which
-takes the GIL) then finds it free. The caller never enters a callback of
-its own (`GOMP_parallel` would make it take the GIL again once the team
-is open, by then often held by a worker); `GOMP_parallel_end` releases the
-GIL while it waits for the workers. The thread number comes from
-`omp_get_thread_num` called with the GIL held (a plain ctypes call drops
-and retakes it). And the program has as many parts as torch has threads
-(`part_count`, at most `MAX_PARTS`), so that each thread usually takes the
-GIL once after its invocation, not between parts. Measured round robin
-(SGD over 50×256×256 parameters, 2 cores, 2026-12-07): 4 parts through
-`GOMP_parallel` 1070-1080 µs per call, 2 parts 1048-1053 µs, 2 parts this
-way 1011-1027 µs; the second thread began its part 67-85 µs after the
-call instead of 12 µs after, and now begins 25 µs after it.
+How a call runs, and why (the GIL): through `GOMP_parallel` the caller
+runs the team's callback too, which takes the GIL; the worker, woken at the
+same time, often took it first, and the caller slept until it was handed
+over (it began its part 69-74 µs into the call, the worker 21 µs in). A
+sleeping thread takes long to run again on this project's KVM machine while
+the other core is busy (a callback that only reads the clock: 17 µs after
+the team opened with the caller asleep, 62-70 µs with it computing). So the
+caller opens the team with `GOMP_parallel_start` without releasing the GIL
+and goes straight on to invoke its part, which releases it (it begins 12 µs
+into the call); `GOMP_parallel_end` releases the GIL while the workers
+finish; the caller never enters a callback. Workers read their thread
+number with the GIL held (a plain ctypes call drops and retakes it), and
+the program has one part per thread torch computes with (`part_count`, at
+most `MAX_PARTS`), so each thread takes the GIL once after its invocation,
+not also between parts. Measured alone (SGD over 50×256×256 parameters, 2
+cores, 2026-12-07): four parts through `GOMP_parallel` 1064-1088 µs per
+call, two parts this way 1028-1045 µs.
 
 Entry points: the runtime's `GOMP_parallel_start` and `GOMP_parallel_end`,
 which GNU's libgomp (torch's Linux wheels) exports, and LLVM's and Intel's
