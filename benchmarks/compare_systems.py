@@ -8,9 +8,10 @@ attention decode step (two KV writes + attention over a 2048 context); SGD
 with momentum and Adam written out over 50 parameters of 256x256;
 `torch.optim.Adam(foreach=True).step` over the same; BatchNorm in training
 mode (64x256x28x28); a Conv2d(32, 32, 3) + BatchNorm2d + ReLU block's
-training-mode forward (8x32x32x32); a training step (forward + backward) of
-an MLP with BatchNorm1d and an in-place ReLU; a tiny Llama decode step on a
-static cache; a decode step whose position is a Python int cycling over 64
+training-mode forward (8x32x32x32) and its training step (forward +
+backward); a training step (forward + backward) of an MLP with
+BatchNorm1d and an in-place ReLU; a tiny Llama decode step on a static
+cache; a decode step whose position is a Python int cycling over 64
 positions (one compiled entry serves them all).
 
 Systems: eager PyTorch, torch.compile with inductor, the standard
@@ -209,6 +210,27 @@ def conv_block_workload(batch: int, channels: int, size: int, rounds: int) -> Wo
     return Workload(f"conv_bn_relu_{batch}x{channels}x{size}x{size}", label, make, rounds)
 
 
+def conv_block_training_workload(batch: int, channels: int, size: int, rounds: int) -> Workload:
+    def make(system: System) -> Runner:
+        torch.manual_seed(0)
+        block = ConvBlock(channels).train()
+        x = torch.randn(batch, channels, size, size)
+        forward = system.model(block)
+
+        def step():
+            for p in block.parameters():
+                p.grad = None
+            loss = forward(x).square().mean()
+            loss.backward()
+            return loss.detach()
+
+        return Runner(step, lambda: module_state(block))
+
+    shape = f"{batch}×{channels}×{size}×{size}"
+    label = f"Conv2d({channels}, {channels}, 3) + BatchNorm2d + ReLU, training step (forward + backward), {shape}"
+    return Workload(f"conv_bn_relu_train_step_{batch}x{channels}x{size}x{size}", label, make, rounds)
+
+
 def training_step_workload(width: int, batch: int, rounds: int) -> Workload:
     def make(system: System) -> Runner:
         torch.manual_seed(0)
@@ -393,6 +415,7 @@ def workloads(quick: bool) -> list[Workload]:
     )
     result += [
         conv_block_workload(2 if quick else 8, 32, 32, 500 // scale),
+        conv_block_training_workload(2 if quick else 8, 32, 32, 200 // scale),
         training_step_workload(64 if quick else 256, 64, 1000 // scale),
         llama_decode_workload(1000 // scale),
         int_position_decode_workload(64, 64, 1500 // scale),

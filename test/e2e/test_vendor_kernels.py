@@ -1,7 +1,8 @@
 """Vendor kernels (driver/vendor_kernels.py): on the CPU, a large float32
-convolution runs PyTorch's kernel between compiled segments, by choice and
-without a warning; everything else stays compiled. Each program is compared
-with eager: outputs, and the module state it writes."""
+convolution (and, in training, a large matrix product) runs PyTorch's kernel
+between compiled segments, by choice and without a warning; everything else
+stays compiled. Each program is compared with eager: outputs, and the module
+state it writes; in training, gradients too, step after step."""
 
 import copy
 import warnings
@@ -13,7 +14,7 @@ import torch_purity
 from torch_purity import PurityError
 from torch_purity.checking import compare
 from torch_purity.driver.compiled import SegmentedEntry
-from torch_purity.driver.vendor_kernels import MAX_WRITTEN_BYTES, MIN_FLOPS
+from torch_purity.driver.vendor_kernels import MAX_WRITTEN_BYTES, MIN_FLOPS, MIN_MATMUL_FLOPS
 from torch_purity.dynamo_backend import purity_backend
 
 
@@ -95,12 +96,108 @@ def test_program_writing_a_large_input_keeps_the_convolution_compiled():
         assert _vendor_ops(compiled, x, cache) == []
 
 
-def test_training_entry_compiles_the_convolution():
+def _train_alike(model: torch.nn.Module, compiled, x: torch.Tensor, steps: int = 3) -> None:
+    """`steps` training steps (a loss, its backward, an SGD update) of the
+    compiled model and of an eager copy started alike: the same losses,
+    gradients, parameters and buffers after each."""
+    twin = copy.deepcopy(model)
+    for _ in range(steps):
+        for module in (model, twin):
+            module.zero_grad(set_to_none=True)
+        got = compiled(x).square().mean()
+        got.backward()
+        want = twin(x).square().mean()
+        want.backward()
+        torch.testing.assert_close(got, want, rtol=1e-4, atol=1e-5)
+        for (name, ours), theirs in zip(model.named_parameters(), twin.parameters(), strict=True):
+            # (Sums in another order: an error relative to the gradient's largest element.)
+            scale = float(theirs.grad.abs().max())
+            torch.testing.assert_close(ours.grad, theirs.grad, rtol=1e-4, atol=1e-5 * max(scale, 1.0), msg=name)
+        for (name, ours), theirs in zip(model.named_buffers(), twin.buffers(), strict=True):
+            torch.testing.assert_close(ours, theirs, msg=name)
+        with torch.no_grad():
+            for module in (model, twin):
+                for parameter in module.parameters():
+                    parameter -= 0.1 * parameter.grad
+
+
+def _training_vendor_ops(compiled, x) -> list[str]:
+    """The vendor ops of the training entry (grad mode on, parameters requiring grad)."""
+    entry, _ = compiled.entry_for(x)
+    if not isinstance(entry, SegmentedEntry):
+        assert entry.backward is not None, "not a training entry"
+        return []
+    assert all(op.vendor for op in entry.eager_ops)
+    # Each compiled segment trains on its own: its entry has a compiled backward.
+    for step in entry.segments.compiled_steps:
+        assert any(e.backward is not None for e in step.program.cache.values()), "a segment without a backward"
+    return [op.op for op in entry.eager_ops]
+
+
+def test_training_runs_the_convolution_in_onednn_with_autograd():
+    """A training entry splits its forward at the convolution: the compiled
+    segments train on their own, autograd runs the convolution's backward
+    (oneDNN) between them; gradients and running statistics as eager's."""
     block, x = _block_and_input()
     compiled = torch_purity.compile(block)
-    compiled(x).sum().backward()
-    entry, _ = compiled.entry_for(x)
-    assert entry.backward is not None and not isinstance(entry, SegmentedEntry)
+    _train_alike(block, compiled, x)
+    assert _training_vendor_ops(compiled, x) == ["aten.convolution.default"]
+
+
+def _mlp(width: int) -> torch.nn.Module:
+    torch.manual_seed(0)
+    return torch.nn.Sequential(
+        torch.nn.Linear(width, 2 * width, bias=False),
+        torch.nn.BatchNorm1d(2 * width),
+        torch.nn.ReLU(inplace=True),
+        torch.nn.Linear(2 * width, 10),
+    ).train()
+
+
+def test_training_runs_a_large_matrix_product_in_mkl_with_autograd():
+    model, x = _mlp(512), torch.randn(64, 512)
+    assert 2 * 64 * 512 * 1024 >= MIN_MATMUL_FLOPS
+    compiled = torch_purity.compile(model)
+    _train_alike(model, compiled, x)
+    assert _training_vendor_ops(compiled, x) == ["aten.mm.default"]
+
+
+def test_training_compiles_a_small_matrix_product():
+    """Below MIN_MATMUL_FLOPS the split costs more than MKL saves (the MLP
+    of benchmarks/compare_systems.py, 16.8 MFLOP)."""
+    model, x = _mlp(256), torch.randn(64, 256)
+    assert 2 * 64 * 256 * 512 < MIN_MATMUL_FLOPS
+    compiled = torch_purity.compile(model)
+    _train_alike(model, compiled, x, steps=2)
+    assert _training_vendor_ops(compiled, x) == []
+
+
+def test_training_compiles_whole_where_a_segment_writes_the_products_result():
+    """The product's result requires grad and the next segment writes it in
+    place (`relu_`), which a training program refuses: the entry is then
+    compiled whole, with no vendor kernel, and still trains as eager."""
+    torch.manual_seed(0)
+    weight = torch.nn.Parameter(torch.randn(1024, 512) * 0.05)
+
+    class InPlaceAfterProduct(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.weight = weight
+
+        def forward(self, x):
+            return torch.nn.functional.linear(x, self.weight).relu_().sum(1)
+
+    model, x = InPlaceAfterProduct(), torch.randn(64, 512)
+    compiled = torch_purity.compile(model)
+    _train_alike(model, compiled, x, steps=2)
+    assert _training_vendor_ops(compiled, x) == []
+
+
+def test_training_with_vendor_kernels_false_compiles_the_convolution():
+    block, x = _block_and_input()
+    compiled = torch_purity.compile(block, vendor_kernels=False)
+    _train_alike(block, compiled, x, steps=2)
+    assert _training_vendor_ops(compiled, x) == []
 
 
 def test_dynamic_sizes_compile_the_convolution():

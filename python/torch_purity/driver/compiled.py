@@ -320,9 +320,17 @@ def build_entry(
         fallback=fallback,
     )
     eager = uncompilable_nodes(graph, context) if fallback == "eager" else {}
-    vendor = vendor_kernel_nodes(graph, target) if vendor_kernels and plan is None and symbolic is None else {}
-    if eager or vendor:
-        return segmented({**vendor, **eager}, vendor=vendor)
+    split = _split_entry(
+        segmented,
+        graph,
+        eager,
+        vendor_kernels=vendor_kernels and symbolic is None,
+        training=plan is not None,
+        trace_forward=lambda: trace_to_aten(specialized.function, primals, context, user_code),
+        captured_names=names,
+    )
+    if split is not None:
+        return split
     try:
         module = import_graph(graph, inputs, context)
         if plan is not None:
@@ -449,6 +457,44 @@ def failing_nodes(graph, error: PurityError) -> dict:
 _MAX_FALLBACK_ROUNDS = 8
 
 
+def _split_entry(
+    segmented: Callable[..., SegmentedEntry],
+    graph: fx.GraphModule,
+    eager: dict,
+    *,
+    vendor_kernels: bool,
+    training: bool,
+    trace_forward: Callable[[], tuple[fx.GraphModule, list]],
+    captured_names: list[str],
+) -> SegmentedEntry | None:
+    """The entry split at the ops that run in eager (`eager`: they cannot be
+    compiled) and at the vendor kernels, or None where it is compiled whole.
+    A training entry's graph is its joint graph: with vendor kernels in it
+    (and no op that cannot be compiled), its forward (`trace_forward()`)
+    is split, each segment training on its own and the vendor ops running
+    with autograd between them; where a segment cannot train on its own
+    (it writes in place a tensor that requires grad), the entry is compiled
+    whole."""
+    target = segmented.keywords["target"]
+    vendor = vendor_kernel_nodes(graph, target, training=training) if vendor_kernels else {}
+    if not training:
+        return segmented({**vendor, **eager}, vendor=vendor) if eager or vendor else None
+    if eager:
+        return segmented(eager)  # (refused: no op runs in eager inside a training program but a vendor kernel)
+    if not vendor:
+        return None
+    forward, inputs = trace_forward()
+    inputs = drop_unused_inputs(forward, inputs, first=segmented.keywords["tensor_count"], names=captured_names)
+    inputs = renamed_inputs(inputs, segmented.keywords["specialized"].names)
+    vendor = vendor_kernel_nodes(forward, target, training=True)
+    if not vendor:
+        return None
+    try:
+        return segmented(vendor, vendor=vendor, graph=forward, inputs=inputs)
+    except PurityError:
+        return None
+
+
 def _segmented_entry(
     eager: dict,
     failure: PurityError | None = None,
@@ -472,16 +518,20 @@ def _segmented_entry(
     """An entry running `eager` (node -> why it runs in eager: it cannot be
     compiled, or it is one of the `vendor` kernels) in eager and compiling
     the rest in segments; with `fallback="eager"`, an op that then fails to
-    compile in a segment joins the eager ones. Where an op joined because
+    compile in a segment joins the eager ones. In a training entry (`graph`
+    its forward: vendor kernels only), each segment trains on its own and
+    the vendor ops run with autograd between them. Where an op joined because
     its lowering failed (`failure`), the program first runs in eager on
     copies of the inputs: a program eager rejects is refused now, not midway
     through a call."""
     names = ", ".join(sorted({op_display_name(n) for n in eager}))
-    if training:
+    failing = {node: reason for node, reason in eager.items() if node not in vendor}
+    if training and failing:
         raise PurityError(
             "compile",
-            f"{names} cannot be compiled ({next(iter(eager.values()))}), and running ops in eager inside a "
-            "training program is not supported: compile it under torch.no_grad(), or replace the op",
+            f"{', '.join(sorted({op_display_name(n) for n in failing}))} cannot be compiled "
+            f"({next(iter(failing.values()))}), and running ops in eager inside a training program is not "
+            "supported: compile it under torch.no_grad(), or replace the op",
         )
     if symbolic is not None:
         raise _NeedsStaticInts(f"{names} run in eager, between segments compiled for static sizes")

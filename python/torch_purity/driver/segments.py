@@ -24,7 +24,10 @@ nothing and is skipped.
 
 Refused (a PurityError naming the ops): a program with a metadata mutation
 (`t_`, `as_strided_`; a tensor's view chain would change under it), and
-training with an eager op (the compiled segments run inference).
+training with an op that cannot be compiled. A training program is split
+only at vendor kernels (driver/vendor_kernels.py), in its forward graph:
+each compiled step is then a training program of its own, and autograd
+joins them through the vendor ops, as it joins eager ops.
 """
 
 from __future__ import annotations
@@ -152,6 +155,7 @@ class _CompiledStep:
     outputs: list[fx.Node]  # the bases it makes that later steps need
     module: fx.GraphModule
     strides: list[tuple[int, ...] | None]  # each output's strides in eager (from the trace)
+    nodes: list[fx.Node] = field(default_factory=list)  # its nodes in the program's graph
 
 
 @dataclass
@@ -173,7 +177,8 @@ class SegmentedProgram:
     parents: dict[fx.Node, tuple[str, fx.Node] | None] = field(default_factory=dict)
 
     run_in_eager: set[fx.Node] = field(default_factory=set)
-    written_inputs: list[int] | None = None  # positions of the inputs some step writes (found on the first call)
+    # Positions of the inputs a step that a later step may fail after writes (found on the first call).
+    restored_inputs: list[int] | None = None
 
     def __post_init__(self) -> None:
         self.parents = {
@@ -188,10 +193,16 @@ class SegmentedProgram:
         """One call: the graph's flat outputs, the inputs written as eager writes them.
         A step that fails (an index out of range found by a later step's
         check, an eager op raising) leaves the inputs as they were: the ones
-        a step writes are copied first and restored."""
-        if self.written_inputs is None:
-            self.written_inputs = written_placeholders(self.graph, self.placeholders)
-        kept = [(tensor, tensor.clone()) for tensor in _sharing_storage(inputs, self.written_inputs)]
+        a step writes are copied first and restored. A compiled last step
+        needs no copy of what it writes: it writes nothing where it fails
+        (a BatchNorm's running statistics after a vendor convolution are
+        not copied on every call)."""
+        if self.restored_inputs is None:
+            last = self.steps[-1] if self.steps and isinstance(self.steps[-1], _CompiledStep) else None
+            earlier = [n for step in self.steps if step is not last for n in _step_nodes(step)]
+            self.restored_inputs = written_placeholders(self.graph, self.placeholders, earlier)
+        with torch.no_grad():  # (the copies are no part of a training program's autograd graph)
+            kept = [(tensor, tensor.clone()) for tensor in _sharing_storage(inputs, self.restored_inputs)]
         try:
             return self._run(inputs)
         except BaseException:
@@ -217,13 +228,19 @@ class SegmentedProgram:
         return [rebuild(r) if isinstance(r, fx.Node) else r for r in self.results]
 
 
-def written_placeholders(graph: fx.GraphModule, placeholders: list[fx.Node]) -> list[int]:
-    """Positions of the placeholders whose storage an op of the graph writes
-    (an argument its schema marks written, followed through views to its base,
-    views made by eager ops included: a write through an eager `as_strided`
-    of an input writes that input)."""
+def _step_nodes(step: _CompiledStep | _EagerStep) -> list[fx.Node]:
+    return step.nodes if isinstance(step, _CompiledStep) else [step.node]
+
+
+def written_placeholders(
+    graph: fx.GraphModule, placeholders: list[fx.Node], nodes: Sequence[fx.Node] | None = None
+) -> list[int]:
+    """Positions of the placeholders whose storage an op of the graph (of
+    `nodes`, where given) writes (an argument its schema marks written,
+    followed through views to its base, views made by eager ops included: a
+    write through an eager `as_strided` of an input writes that input)."""
     written: set[fx.Node] = set()
-    for node in graph.graph.nodes:
+    for node in graph.graph.nodes if nodes is None else nodes:
         if node.op != "call_function" or not isinstance(node.target, torch._ops.OpOverload):
             continue
         for index, parameter in enumerate(node.target._schema.arguments):
@@ -361,9 +378,11 @@ def _step_graph(
     return fx.GraphModule(gm, graph), inputs, outputs
 
 
-def _example(node: fx.Node, real: dict[fx.Node, object]) -> object:
+def _example(node: fx.Node, real: dict[fx.Node, object], requires_grad: bool = False) -> object:
     """A tensor of the traced layout, to compile a step before any call
-    (real inputs where the step reads the program's inputs)."""
+    (real inputs where the step reads the program's inputs), requiring grad
+    where the value will (the step's entry is then the training one its
+    calls take)."""
     if node in real:
         return real[node]
     value = node.meta.get("val")
@@ -376,7 +395,25 @@ def _example(node: fx.Node, real: dict[fx.Node, object]) -> object:
             op=op_display_name(node),
             source=source_of(node),
         )
-    return torch.empty_strided(value.shape, value.stride(), dtype=value.dtype, device=value.device)
+    example = torch.empty_strided(value.shape, value.stride(), dtype=value.dtype, device=value.device)
+    return example.requires_grad_() if requires_grad and example.is_floating_point() else example
+
+
+def _requiring_grad(gm: fx.GraphModule, real: dict[fx.Node, object]) -> set[fx.Node]:
+    """The nodes whose values require grad when the program runs with grad
+    mode on: the inputs that do, and the floating results (or tuples of
+    results) of ops reading one."""
+    found: set[fx.Node] = set()
+    for node in gm.graph.nodes:
+        if node.op == "placeholder":
+            value = real.get(node)
+            if isinstance(value, torch.Tensor) and value.requires_grad:
+                found.add(node)
+        elif node.op == "call_function" and any(argument in found for argument in node.all_input_nodes):
+            value = node.meta.get("val")
+            if isinstance(value, (tuple, list)) or (isinstance(value, torch.Tensor) and value.is_floating_point()):
+                found.add(node)
+    return found
 
 
 def segment(
@@ -424,6 +461,7 @@ def segment(
     steps: list[_CompiledStep | _EagerStep] = []
     real = dict(zip(placeholders, example_inputs, strict=True))
     examples: dict[fx.Node, object] = dict(real)
+    requiring_grad = _requiring_grad(gm, real) if torch.is_grad_enabled() else set()
     eager_ops = []
     for index, group in enumerate(groups):
         if not isinstance(group, list):
@@ -438,11 +476,11 @@ def segment(
         needed_later = set(final).union(*needs[index + 1 :])
         module, inputs, outputs = _step_graph(gm, group, needed_later, run_in_eager)
         program = compile_step(StepGraph(module))
-        program.entry_for(*[_example(n, examples) for n in inputs])
+        program.entry_for(*[_example(n, examples, n in requiring_grad) for n in inputs])
         strides = [n.meta["val"].stride() if isinstance(n.meta.get("val"), torch.Tensor) else None for n in outputs]
-        steps.append(_CompiledStep(program, inputs, outputs, module, strides))
+        steps.append(_CompiledStep(program, inputs, outputs, module, strides, nodes=group))
         for node in outputs:
-            examples[node] = _example(node, {})
+            examples[node] = _example(node, {}, node in requiring_grad)
     results = list(output.args[0]) if isinstance(output.args[0], (list, tuple)) else [output.args[0]]
     program = SegmentedProgram(gm, steps, eager_ops, placeholders, results, run_in_eager=run_in_eager)
     _live_programs.add(program)
