@@ -162,6 +162,18 @@ def test_training_runs_a_large_matrix_product_in_mkl_with_autograd():
     assert _training_vendor_ops(compiled, x) == ["aten.mm.default"]
 
 
+def test_training_with_the_product_last():
+    """A product with a bias (`addmm`) as the program's last op: the compiled
+    segment before it (which writes BatchNorm's running statistics) and the
+    product's output, as eager's."""
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.BatchNorm1d(512), torch.nn.ReLU(), torch.nn.Linear(512, 1024)).train()
+    x = torch.randn(64, 512)
+    compiled = torch_purity.compile(model)
+    _train_alike(model, compiled, x)
+    assert _training_vendor_ops(compiled, x) == ["aten.addmm.default"]
+
+
 def test_training_compiles_a_small_matrix_product():
     """Below MIN_MATMUL_FLOPS the split costs more than MKL saves (the MLP
     of benchmarks/compare_systems.py, 16.8 MFLOP)."""
