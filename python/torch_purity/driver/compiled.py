@@ -320,14 +320,20 @@ def build_entry(
         fallback=fallback,
     )
     eager = uncompilable_nodes(graph, context) if fallback == "eager" else {}
+
+    def traced_forward() -> tuple[fx.GraphModule, list]:
+        forward, forward_inputs = trace_to_aten(specialized.function, primals, context, user_code)
+        forward_inputs = drop_unused_inputs(forward, forward_inputs, first=len(tensors), names=names)
+        return forward, renamed_inputs(forward_inputs, specialized.names)
+
     split = _split_entry(
         segmented,
         graph,
         eager,
+        target=target,
         vendor_kernels=vendor_kernels and symbolic is None,
         training=plan is not None,
-        trace_forward=lambda: trace_to_aten(specialized.function, primals, context, user_code),
-        captured_names=names,
+        trace_forward=traced_forward,
     )
     if split is not None:
         return split
@@ -462,10 +468,10 @@ def _split_entry(
     graph: fx.GraphModule,
     eager: dict,
     *,
+    target: str,
     vendor_kernels: bool,
     training: bool,
     trace_forward: Callable[[], tuple[fx.GraphModule, list]],
-    captured_names: list[str],
 ) -> SegmentedEntry | None:
     """The entry split at the ops that run in eager (`eager`: they cannot be
     compiled) and at the vendor kernels, or None where it is compiled whole.
@@ -474,8 +480,8 @@ def _split_entry(
     is split, each segment training on its own and the vendor ops running
     with autograd between them; where a segment cannot train on its own
     (it writes in place a tensor that requires grad), the entry is compiled
-    whole."""
-    target = segmented.keywords["target"]
+    whole. (`segmented(eager, vendor=..., graph=..., inputs=...)` builds a
+    split entry: `_segmented_entry` with the entry's own arguments.)"""
     vendor = vendor_kernel_nodes(graph, target, training=training) if vendor_kernels else {}
     if not training:
         return segmented({**vendor, **eager}, vendor=vendor) if eager or vendor else None
@@ -484,8 +490,6 @@ def _split_entry(
     if not vendor:
         return None
     forward, inputs = trace_forward()
-    inputs = drop_unused_inputs(forward, inputs, first=segmented.keywords["tensor_count"], names=captured_names)
-    inputs = renamed_inputs(inputs, segmented.keywords["specialized"].names)
     vendor = vendor_kernel_nodes(forward, target, training=True)
     if not vendor:
         return None
