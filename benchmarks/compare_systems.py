@@ -210,21 +210,26 @@ def conv_block_workload(batch: int, channels: int, size: int, rounds: int) -> Wo
     return Workload(f"conv_bn_relu_{batch}x{channels}x{size}x{size}", label, make, rounds)
 
 
+def _training_runner(system: System, model: torch.nn.Module, x: torch.Tensor) -> Runner:
+    """One training step per call: gradients cleared, the compiled model's
+    loss (the mean square of its output) and its backward."""
+    forward = system.model(model)
+
+    def step():
+        for p in model.parameters():
+            p.grad = None
+        loss = forward(x).square().mean()
+        loss.backward()
+        return loss.detach()
+
+    return Runner(step, lambda: module_state(model))
+
+
 def conv_block_training_workload(batch: int, channels: int, size: int, rounds: int) -> Workload:
     def make(system: System) -> Runner:
         torch.manual_seed(0)
         block = ConvBlock(channels).train()
-        x = torch.randn(batch, channels, size, size)
-        forward = system.model(block)
-
-        def step():
-            for p in block.parameters():
-                p.grad = None
-            loss = forward(x).square().mean()
-            loss.backward()
-            return loss.detach()
-
-        return Runner(step, lambda: module_state(block))
+        return _training_runner(system, block, torch.randn(batch, channels, size, size))
 
     shape = f"{batch}×{channels}×{size}×{size}"
     label = f"Conv2d({channels}, {channels}, 3) + BatchNorm2d + ReLU, training step (forward + backward), {shape}"
@@ -235,17 +240,7 @@ def training_step_workload(width: int, batch: int, rounds: int) -> Workload:
     def make(system: System) -> Runner:
         torch.manual_seed(0)
         model = MLP(width).train()
-        x = torch.randn(batch, width)
-        forward = system.model(model)
-
-        def step():
-            for p in model.parameters():
-                p.grad = None
-            loss = forward(x).square().mean()
-            loss.backward()
-            return loss.detach()
-
-        return Runner(step, lambda: module_state(model))
+        return _training_runner(system, model, torch.randn(batch, width))
 
     label = (
         f"training step (forward + backward): MLP {width}→{2 * width} + BatchNorm1d + ReLU(inplace) → 10, batch {batch}"

@@ -40,6 +40,16 @@ def _parts_invoker(compiled) -> PartsInvoker:
     return invoker
 
 
+def _rmsprop_taking_the_plan(seed: int):
+    """A compiled RMSprop step called twice (its next call takes the steady plan), and its tensors."""
+    compiled = torch_purity.compile(rmsprop)
+    tensors = _tensors(3, seed=seed)
+    tensors[2] = [t.abs() for t in tensors[2]]
+    for _ in range(2):
+        compiled(*tensors, 0.01, 0.9)
+    return compiled, tensors
+
+
 def _plan_invoker(compiled) -> PartsInvoker:
     """The invoker the entry's steady plan calls (`vm_invoke` makes a new one each time it is read)."""
     (entry,) = compiled.cache.values()
@@ -60,11 +70,7 @@ def test_a_program_has_one_part_per_thread_of_torch(threads: int) -> None:
     previous = torch.get_num_threads()
     torch.set_num_threads(threads)
     try:
-        compiled = torch_purity.compile(rmsprop)
-        tensors = _tensors(3, seed=7)
-        tensors[2] = [t.abs() for t in tensors[2]]
-        for _ in range(2):
-            compiled(*tensors, 0.01, 0.9)
+        compiled, _ = _rmsprop_taking_the_plan(seed=7)
     finally:
         torch.set_num_threads(previous)
     assert len(_parts_invoker(compiled)._parts) == threads
@@ -74,11 +80,7 @@ def test_the_calling_thread_takes_a_part_itself() -> None:
     """The caller invokes its part directly, never through the team's
     callback (which would make it wait for the GIL a worker may hold); a
     worker's callback takes what is left."""
-    compiled = torch_purity.compile(rmsprop)
-    tensors = _tensors(3, seed=8)
-    tensors[2] = [t.abs() for t in tensors[2]]
-    for _ in range(2):
-        compiled(*tensors, 0.01, 0.9)
+    compiled, tensors = _rmsprop_taking_the_plan(seed=8)
     invoker = _plan_invoker(compiled)
     callbacks, takers = [], []
     run_parts, take_parts = invoker._run_parts, invoker._take_parts
@@ -237,11 +239,7 @@ def test_the_other_threads_contexts_are_made_before_any_part_runs() -> None:
     done on the calling thread before the parts start, never on a worker
     while another thread runs a part (a compiled foreach Adam step failed
     once in the benchmark with IREE's "ref type mismatch" that way)."""
-    compiled = torch_purity.compile(rmsprop)
-    tensors = _tensors(3, seed=6)
-    tensors[2] = [t.abs() for t in tensors[2]]
-    for _ in range(2):
-        compiled(*tensors, 0.01, 0.9)
+    compiled, tensors = _rmsprop_taking_the_plan(seed=6)
     invoker = _plan_invoker(compiled)
     made_on, make = [], invoker._new_context
 
