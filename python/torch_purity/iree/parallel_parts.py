@@ -78,7 +78,8 @@ def part_functions(vm_module, function: str) -> list[object]:
 def part_count() -> int:
     """How many parts a program is split into here: one per thread torch
     computes with (at least two, at most MAX_PARTS). Read when the program
-    is compiled; with more threads later, that many of them take part."""
+    is compiled: where torch has more threads later, only as many as the
+    program has parts take part; where it has fewer, each takes several."""
     return max(2, min(torch.get_num_threads(), MAX_PARTS))
 
 
@@ -187,8 +188,12 @@ class PartsInvoker:
     def _run_parts(self, token: int) -> None:
         """A worker's share (the team's callback; the caller takes its own directly)."""
         arguments, taken, errors = self._calls[token]
-        _keep_thread_state()
-        context = self._contexts.get(openmp_runtime().thread_number())
+        try:
+            _keep_thread_state()
+            context = self._contexts.get(openmp_runtime().thread_number())
+        except BaseException as error:  # (raised by the caller once every thread is done)
+            errors.append(error)
+            return
         if context is not None:  # (None: a thread beyond those counted when the call began)
             self._take_parts(context, arguments, taken, errors)
 
