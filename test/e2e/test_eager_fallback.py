@@ -322,3 +322,35 @@ def test_step_inputs_follow_its_placeholders(inputs):
         warnings.simplefilter("ignore", EagerFallbackWarning)
         report = compare(two_remainders_through_views, torch_purity.compile(two_remainders_through_views), inputs())
     assert report.ok, report.problems
+
+
+@torch.library.custom_op("purity_fallback_test::double_", mutates_args=("x",))
+def double_(x: torch.Tensor) -> None:
+    """An in-place op with no Torch-dialect op, and no Python effect of its own."""
+    x.mul_(2.0)
+
+
+def scale_then_write_rows(x, cache, rows):
+    """An eager op writes an input, then a compiled step, the last, writes
+    rows of another input at positions read from data (bounds-checked)."""
+    double_(x)
+    cache.index_copy_(0, rows, x[: rows.shape[0]])
+    return cache.sum()
+
+
+def test_a_failing_last_step_leaves_every_input_as_it_was():
+    """The compiled last step fails its index check: it writes nothing (so
+    what it alone writes is not copied beforehand), and the eager op's write
+    before it is restored from the copy taken before the first step."""
+    x, cache = torch.arange(12.0).reshape(4, 3), torch.zeros(6, 3)
+    compiled = torch_purity.compile(scale_then_write_rows)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", EagerFallbackWarning)
+        compiled(x.clone(), cache.clone(), torch.tensor([0, 5]))  # (compiles; in range)
+        before = [x.clone(), cache.clone()]
+        with pytest.raises(IndexError):
+            compiled(x, cache, torch.tensor([0, 6]))
+    torch.testing.assert_close(x, before[0], rtol=0, atol=0)
+    torch.testing.assert_close(cache, before[1], rtol=0, atol=0)
+    (entry,) = compiled.cache.values()
+    assert entry.segments.restored_inputs == [0], "only the eager op's input is copied for restore"
