@@ -82,7 +82,7 @@ def test_the_calling_thread_takes_a_part_itself() -> None:
     worker's callback takes what is left."""
     compiled, tensors = _rmsprop_taking_the_plan(seed=8)
     invoker = _plan_invoker(compiled)
-    callbacks, takers = [], []
+    callbacks, invoked = [], []  # (thread,) per callback entered; (thread, part) per part invoked
     run_parts, take_parts = invoker._run_parts, invoker._take_parts
 
     def recording_run(token):
@@ -90,14 +90,23 @@ def test_the_calling_thread_takes_a_part_itself() -> None:
         run_parts(token)
 
     def recording_take(context, arguments, taken, errors):
-        takers.append(threading.get_ident())
-        take_parts(context, arguments, taken, errors)
+        thread = threading.get_ident()
+
+        def recorded():
+            for index in taken:
+                if index < len(invoker._parts):
+                    invoked.append((thread, index))
+                yield index
+
+        take_parts(context, arguments, recorded(), errors)
 
     invoker._run_parts, invoker._take_parts = recording_run, recording_take
     invoker._callback = parallel_parts._CALLBACK(recording_run)
     compiled(*tensors, 0.01, 0.9)
     caller = threading.get_ident()
-    assert caller in takers and caller not in callbacks, (takers, callbacks)
+    assert callbacks and caller not in callbacks, callbacks  # a worker entered the team's callback; the caller not
+    assert any(thread == caller for thread, _ in invoked), invoked  # the caller invoked a part itself
+    assert sorted(part for _, part in invoked) == list(range(len(invoker._parts)))  # each part once
 
 
 @pytest.mark.parametrize("threads", [2, 1])

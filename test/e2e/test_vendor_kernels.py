@@ -13,6 +13,7 @@ import torch
 import torch_purity
 from torch_purity import PurityError
 from torch_purity.checking import compare
+from torch_purity.driver import compiled as compiled_module
 from torch_purity.driver.compiled import SegmentedEntry
 from torch_purity.driver.vendor_kernels import MAX_WRITTEN_BYTES, MIN_FLOPS, MIN_MATMUL_FLOPS
 from torch_purity.dynamo_backend import purity_backend
@@ -234,10 +235,21 @@ def test_training_compiles_a_small_matrix_product():
     assert _training_vendor_ops(compiled, x) == []
 
 
-def test_training_compiles_whole_where_a_segment_writes_the_products_result():
+def test_training_compiles_whole_where_a_segment_writes_the_products_result(monkeypatch):
     """The product's result requires grad and the next segment writes it in
     place (`relu_`), which a training program refuses: the entry is then
     compiled whole, with no vendor kernel, and still trains as eager."""
+    splits: list[str] = []
+    split = compiled_module._segmented_entry
+
+    def recording(*args, **kwargs):
+        try:
+            return split(*args, **kwargs)
+        except PurityError as error:
+            splits.append(str(error))
+            raise
+
+    monkeypatch.setattr(compiled_module, "_segmented_entry", recording)
     torch.manual_seed(0)
     weight = torch.nn.Parameter(torch.randn(1024, 512) * 0.05)
 
@@ -253,6 +265,7 @@ def test_training_compiles_whole_where_a_segment_writes_the_products_result():
     compiled = torch_purity.compile(model)
     _train_alike(model, compiled, x, steps=2)
     assert _training_vendor_ops(compiled, x) == []
+    assert splits, "the split at the product was not tried"
 
 
 def test_training_with_vendor_kernels_false_compiles_the_convolution():

@@ -553,7 +553,12 @@ def _segmented_entry(
             program = segment(graph, eager, example_inputs, compile_step, vendor=vendor)
             break
         except PurityError as error:
-            more = failing_nodes(graph, error) if type(error) is PurityError and fallback == "eager" else {}
+            # (A training split runs vendor kernels only: a segment that fails to compile ends it.)
+            more = (
+                failing_nodes(graph, error)
+                if type(error) is PurityError and fallback == "eager" and not training
+                else {}
+            )
             if not more or set(more) <= set(eager):
                 raise
             if failure is None:

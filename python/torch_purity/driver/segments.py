@@ -193,10 +193,12 @@ class SegmentedProgram:
         """One call: the graph's flat outputs, the inputs written as eager writes them.
         A step that fails (an index out of range found by a later step's
         check, an eager op raising) leaves the inputs as they were: the ones
-        a step writes are copied first and restored. A compiled last step
-        needs no copy of what it writes: it writes nothing where it fails
-        (a BatchNorm's running statistics after a vendor convolution are
-        not copied on every call)."""
+        a step writes are copied first and restored. What only a compiled
+        last step writes is not copied: its own checks (arguments, indices)
+        fail before it writes, as a program compiled whole does (a
+        BatchNorm's running statistics after a vendor convolution are not
+        copied on every call); like that program, it does not undo writes
+        where IREE itself fails midway."""
         if self.restored_inputs is None:
             last = self.steps[-1] if self.steps and isinstance(self.steps[-1], _CompiledStep) else None
             earlier = [n for step in self.steps if step is not last for n in _step_nodes(step)]
@@ -399,6 +401,10 @@ def _example(node: fx.Node, real: dict[fx.Node, object], requires_grad: bool = F
     return example.requires_grad_() if requires_grad and example.is_floating_point() else example
 
 
+# Ops whose result never requires grad, whatever they read.
+_WITHOUT_GRAD = (torch.ops.aten.detach.default,)
+
+
 def _requiring_grad(gm: fx.GraphModule, real: dict[fx.Node, object]) -> set[fx.Node]:
     """The nodes whose values require grad when the program runs with grad
     mode on: the inputs that do, and the floating results (or tuples of
@@ -409,7 +415,11 @@ def _requiring_grad(gm: fx.GraphModule, real: dict[fx.Node, object]) -> set[fx.N
             value = real.get(node)
             if isinstance(value, torch.Tensor) and value.requires_grad:
                 found.add(node)
-        elif node.op == "call_function" and any(argument in found for argument in node.all_input_nodes):
+        elif (
+            node.op == "call_function"
+            and node.target not in _WITHOUT_GRAD
+            and any(argument in found for argument in node.all_input_nodes)
+        ):
             value = node.meta.get("val")
             if isinstance(value, (tuple, list)) or (isinstance(value, torch.Tensor) and value.is_floating_point()):
                 found.add(node)

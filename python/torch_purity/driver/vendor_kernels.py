@@ -31,9 +31,9 @@ The split is taken only where it cannot cost more than it saves:
 - not for a small op (under `MIN_FLOPS` or `MIN_MATMUL_FLOPS`), where a
   segment boundary (tens of µs) costs more than the vendor kernel saves;
 - not where the program writes more than `MAX_WRITTEN_BYTES` of its
-  inputs: a split program keeps a copy of the inputs its steps before the
-  last write, to restore on failure, and a copy of a whole cache per call
-  is a cost eager does not have.
+  inputs (all it writes counts, though a split program copies only what
+  its steps before a compiled last one write, to restore on failure): a
+  copy of a whole cache per call is a cost eager does not have.
 
 `torch_purity.compile(..., vendor_kernels=False)` (torch.compile option
 `vendor_kernels`) compiles every op with IREE, as a saved program needs.

@@ -77,7 +77,8 @@ def part_functions(vm_module, function: str) -> list[object]:
 
 def part_count() -> int:
     """How many parts a program is split into here: one per thread torch
-    computes with (at least two, at most MAX_PARTS). Read when the program
+    computes with (at least two, so that a program compiled while torch has
+    one thread can use two later; at most MAX_PARTS). Read when the program
     is compiled: where torch has more threads later, only as many as the
     program has parts take part; where it has fewer, each takes several."""
     return max(2, min(torch.get_num_threads(), MAX_PARTS))
@@ -90,6 +91,7 @@ class OpenMP:
     start_team: Callable  # GOMP_parallel_start(callback, data, threads), called with the GIL held
     end_team: Callable  # GOMP_parallel_end(), releasing the GIL while the team finishes
     thread_number: Callable[[], int]  # omp_get_thread_num(), called with the GIL held
+    level: Callable[[], int]  # omp_get_level(): how many teams the calling thread is in
 
 
 @cache
@@ -105,15 +107,17 @@ def openmp_runtime() -> OpenMP | None:
         holding, releasing = ctypes.PyDLL(path), ctypes.CDLL(path)
         if not all(hasattr(holding, name) for name in ("GOMP_parallel_start", "GOMP_parallel_end")):
             continue
-        start_team, end_team, thread_number = (
+        start_team, end_team, thread_number, level = (
             holding.GOMP_parallel_start,
             releasing.GOMP_parallel_end,
             holding.omp_get_thread_num,
+            holding.omp_get_level,
         )
         start_team.argtypes, start_team.restype = [_CALLBACK, ctypes.c_void_p, ctypes.c_uint], None
         end_team.argtypes, end_team.restype = [], None
-        thread_number.argtypes, thread_number.restype = [], ctypes.c_int
-        return OpenMP(start_team, end_team, thread_number)
+        for query in (thread_number, level):
+            query.argtypes, query.restype = [], ctypes.c_int
+        return OpenMP(start_team, end_team, thread_number, level)
     return None
 
 
@@ -174,13 +178,14 @@ class PartsInvoker:
         errors: list[BaseException] = []
         taken = itertools.count()  # (next() on it: one taker per part, under the GIL)
         self._calls[token] = (arguments, taken, errors)
+        level = runtime.level()
         try:
             runtime.start_team(self._callback, token, threads)  # (the GIL kept until the first invoke)
-            try:
-                self._take_parts(self._contexts[0], arguments, taken, errors)
-            finally:
-                runtime.end_team()
+            self._take_parts(self._contexts[0], arguments, taken, errors)
         finally:
+            # (Once opened, ended, even where an interrupt came between the two: one level deeper.)
+            if runtime.level() > level:
+                runtime.end_team()
             del self._calls[token]
         if errors:
             raise errors[0]
