@@ -18,25 +18,10 @@ import pytest
 import torch
 from dynamo_recording import recording_purity_backend
 from torch.utils._python_dispatch import TorchDispatchMode
+from training_checks import ATOL, RTOL, assert_close, assert_same_state
 
 import torch_purity
 from torch_purity import PurityError
-
-ATOL, RTOL = 1e-5, 1e-4
-
-
-def assert_close(ours: torch.Tensor, eager: torch.Tensor, what: str) -> None:
-    torch.testing.assert_close(ours, eager, atol=ATOL, rtol=RTOL, msg=lambda m: f"{what}: {m}")
-
-
-def assert_same_state(model: torch.nn.Module, reference: torch.nn.Module, step: int) -> None:
-    for (name, ours), (_, eager) in zip(model.named_parameters(), reference.named_parameters()):
-        assert_close(ours, eager, f"step {step}: parameter {name}")
-        assert (ours.grad is None) == (eager.grad is None), f"step {step}: {name}.grad presence"
-        if eager.grad is not None:
-            assert_close(ours.grad, eager.grad, f"step {step}: gradient of {name}")
-    for (name, ours), (_, eager) in zip(model.named_buffers(), reference.named_buffers()):
-        assert_close(ours, eager, f"step {step}: buffer {name}")
 
 
 class MLPWithBatchNorm(torch.nn.Module):

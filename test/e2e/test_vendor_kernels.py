@@ -9,6 +9,7 @@ import warnings
 
 import pytest
 import torch
+from training_checks import assert_close, assert_same_state
 
 import torch_purity
 from torch_purity import PurityError
@@ -102,20 +103,15 @@ def _train_alike(model: torch.nn.Module, compiled, x: torch.Tensor, steps: int =
     compiled model and of an eager copy started alike: the same losses,
     gradients, parameters and buffers after each."""
     twin = copy.deepcopy(model)
-    for _ in range(steps):
+    for step in range(steps):
         for module in (model, twin):
             module.zero_grad(set_to_none=True)
         got = compiled(x).square().mean()
         got.backward()
         want = twin(x).square().mean()
         want.backward()
-        torch.testing.assert_close(got, want, rtol=1e-4, atol=1e-5)
-        for (name, ours), theirs in zip(model.named_parameters(), twin.parameters(), strict=True):
-            # (Sums in another order: an error relative to the gradient's largest element.)
-            scale = float(theirs.grad.abs().max())
-            torch.testing.assert_close(ours.grad, theirs.grad, rtol=1e-4, atol=1e-5 * max(scale, 1.0), msg=name)
-        for (name, ours), theirs in zip(model.named_buffers(), twin.buffers(), strict=True):
-            torch.testing.assert_close(ours, theirs, msg=name)
+        assert_close(got.detach(), want.detach(), f"step {step}: loss")
+        assert_same_state(model, twin, step, gradients_by_largest=True)
         with torch.no_grad():
             for module in (model, twin):
                 for parameter in module.parameters():

@@ -59,7 +59,7 @@ MIN_FLOPS = 4_000_000
 # Linear(2w, 10), batch 64) through torch.compile, split against whole:
 # 1.07x at w=256 (16.8 MFLOP), 0.93x at w=384 (37.7), 0.82x at w=512 (67).
 MIN_MATMUL_FLOPS = 32_000_000
-# A split program copies the inputs it writes on every call.
+# A split program may copy the inputs it writes on every call (its steps before a compiled last one).
 MAX_WRITTEN_BYTES = 64 * 1024
 
 REASON = "a vendor kernel (PyTorch's convolution, oneDNN) by choice: faster than IREE's code for it on the CPU"
