@@ -179,3 +179,73 @@ def test_a_tensor_marked_dynamic_after_repeats_gets_a_dynamic_entry() -> None:
     torch._dynamo.mark_dynamic(marked, 0)
     assert torch.allclose(compiled(marked), marked * 3)
     assert any(entry.dynamic_dims for entry in compiled.cache.values())
+
+
+def sgd_step(params, grads, lr: float):
+    for p, g in zip(params, grads):
+        p.add_(g, alpha=-lr)
+    return params[0].sum()
+
+
+def counted_step(p, g, counter):
+    counter.add_(1)  # rank-0: copied back from a result of its own
+    p.add_(g)
+
+
+@pytest.fixture
+def argument_lists(monkeypatch):
+    """The identity of the argument list each invocation of a plan got."""
+    from torch_purity.iree import module
+
+    seen: list[int] = []
+    plain = module.LoadedModule.vm_invoke.fget
+
+    def recording(self):
+        invoke = plain(self)
+
+        def call(arguments, results):
+            seen.append(id(arguments))
+            return invoke(arguments, results)
+
+        return call
+
+    monkeypatch.setattr(module.LoadedModule, "vm_invoke", property(recording))
+    return seen
+
+
+def test_rank_zero_results_keep_the_argument_list_and_come_out_fresh(argument_lists) -> None:
+    """A program whose only stored result is rank-0 (an optimizer step
+    returning `p.sum()`) keeps its storage and its whole argument list from
+    call to call: each output is still a tensor of its own, holding its
+    call's value."""
+    params, grads = [torch.randn(4, 4) for _ in range(3)], [torch.randn(4, 4) for _ in range(3)]
+    expected = [p.clone() for p in params]
+    compiled = settled(sgd_step, [p.clone() for p in params], grads, 0.1)
+    argument_lists.clear()
+    outputs = [compiled(params, grads, 0.1) for _ in range(3)]
+    eager = [sgd_step(expected, grads, 0.1) for _ in range(3)]
+    assert len(set(argument_lists)) == 1, "the argument list was built again for the same tensors"
+    for got, want in zip(outputs, eager, strict=True):
+        torch.testing.assert_close(got, want)  # earlier outputs keep their own values
+    assert len({o.data_ptr() for o in outputs}) == 3
+    for got, want in zip(params, expected, strict=True):
+        torch.testing.assert_close(got, want)
+    # Other tensors of the same signature: a list of their own, and they are the ones written.
+    others = [p.clone() for p in params]
+    torch.testing.assert_close(compiled(others, grads, 0.1), sgd_step(expected, grads, 0.1))
+    assert len(set(argument_lists)) == 2
+    for got, want in zip(others, expected, strict=True):
+        torch.testing.assert_close(got, want)
+    torch.testing.assert_close(params[0], expected[0] + 0.1 * grads[0])  # the earlier ones untouched
+
+
+def test_a_rank_zero_input_copied_back_through_kept_storage(argument_lists) -> None:
+    p, g, counter = torch.zeros(3), torch.ones(3), torch.tensor(0)
+    compiled = settled(counted_step, p.clone(), g, counter.clone())
+    argument_lists.clear()
+    for call in range(1, 4):
+        version = counter._version
+        assert compiled(p, g, counter) is None
+        assert int(counter) == call and counter._version > version
+        assert torch.equal(p, torch.full((3,), float(call)))
+    assert len(set(argument_lists)) == 1
