@@ -752,11 +752,6 @@ def _steady_plan(executable: Executable, tensor_indices: set[int], effects: tupl
     # The flags' bytes, read in place (the buffer serves every call): any zero is a failed check.
     flags_read = ctypes.string_at
     flags_address, flags_count = (flags.data_ptr(), flags.numel()) if flags is not None else (0, 0)
-    # Per storage argument: what makes its fresh tensor, or None for the index checks' flags.
-    storage = [
-        None if r == flags_result else fresh_tensor_maker(shape, dtype, device)
-        for r, shape, dtype in executable._storage
-    ]
     fresh_results = [r for r, _, _ in executable._storage if r != flags_result]
     tied = dict(executable._tied_results)
     if any(r not in tied and r not in fresh_results for r in convention.output_results):
@@ -773,7 +768,7 @@ def _steady_plan(executable: Executable, tensor_indices: set[int], effects: tupl
     leaf, none = executable.output_form == "leaf", executable.output_form == "none"
     new_list = iree_runtime.VmVariantList
 
-    tail, stored_for, output_of = _result_storage(executable._storage, storage, flags_view, device, import_tensor)
+    tail, stored_for, output_of = _result_storage(executable._storage, flags_result, flags_view, device, import_tensor)
     build_arguments = _argument_builder(order, reimport, argument_count, tail)
 
     def call(args: Sequence[object]):
@@ -799,7 +794,7 @@ def _steady_plan(executable: Executable, tensor_indices: set[int], effects: tupl
 
 def _result_storage(
     storage_results: list[tuple[int, tuple[int, ...], torch.dtype]],
-    makers: list[Callable[[], torch.Tensor] | None],
+    flags_result: int | None,
     flags_view,
     device: torch.device,
     import_tensor: Callable,
@@ -809,15 +804,20 @@ def _result_storage(
     onto the list and returns the tensors results are stored in; the output
     made from one of them).
 
-    Where every result other than the index checks' flags (`makers`' None)
-    is rank-0 (an optimizer step returning a loss or `p.sum()`), or there is
-    none, its storage is kept from call to call and each output is a copy
-    of it: the argument list is then the same on every call with the same
-    tensors, kept whole by `_argument_builder` (SGD's 150 tensors: 151
-    pushes a call, about 41 µs, and the result's allocation and import
-    saved). Otherwise each result gets a fresh tensor per call, handed out
-    as it is."""
-    if any(len(shape) for (_, shape, _), make in zip(storage_results, makers, strict=True) if make is not None):
+    Where every result other than the index checks' flags is rank-0 (an
+    optimizer step returning a loss or `p.sum()`), or there is none, its
+    storage is kept from call to call and each output is a copy of it: the
+    argument list is then the same on every call with the same tensors,
+    kept whole by `_argument_builder` (SGD's 150 tensors: 151 pushes a call,
+    about 41 µs, and the result's allocation and import saved). Otherwise
+    each result gets a fresh tensor per call, handed out as it is."""
+    results = [(shape, dtype) for r, shape, dtype in storage_results if r != flags_result]
+    if any(len(shape) for shape, _ in results):
+        # Per storage argument: what makes its fresh tensor, or None for the index checks' flags.
+        makers = [
+            None if r == flags_result else fresh_tensor_maker(shape, dtype, device)
+            for r, shape, dtype in storage_results
+        ]
 
         def fresh_storage(arguments) -> list[torch.Tensor]:
             fresh = []
@@ -831,9 +831,9 @@ def _result_storage(
             return fresh
 
         return None, fresh_storage, operator.getitem
-    kept = [torch.empty((), dtype=dtype, device=device) for (_, _, dtype), make in zip(storage_results, makers) if make]
+    kept = [torch.empty((), dtype=dtype, device=device) for _, dtype in results]
     views = iter([import_tensor(tensor) for tensor in kept])
-    tail = [flags_view if make is None else next(views) for make in makers]
+    tail = [flags_view if r == flags_result else next(views) for r, _, _ in storage_results]
     return tail, lambda arguments: kept, lambda tensors, index: tensors[index].clone()
 
 
