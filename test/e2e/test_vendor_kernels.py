@@ -141,6 +141,27 @@ def test_training_runs_the_convolution_in_onednn_with_autograd():
     assert _training_vendor_ops(compiled, x) == ["aten.convolution.default"]
 
 
+def test_a_segments_batch_norm_saves_no_float64_copy_for_its_backward():
+    """The forward a training split is cut from keeps var_mean as an op
+    (fx_import.DIFFERENTIATED_AS_OPS), so the BatchNorm segment's own joint
+    trace differentiates it with PyTorch's float32 formula: the segment
+    saves only float32 tensors for its backward. (Decomposed into its
+    float64 sums first, autograd went through them: the segment saved a
+    float64 copy of its whole input and its backward ran over float64
+    copies.) Gradients and running statistics as eager's, step after step."""
+    block, x = _block_and_input()
+    compiled = torch_purity.compile(block)
+    _train_alike(block, compiled, x)
+    entry, _ = compiled.entry_for(x)
+    saved = [
+        program.convention.result_dtypes[result]
+        for step in entry.segments.compiled_steps
+        for program in step.program.cache.values()
+        for result in program.convention.saved_results.values()
+    ]
+    assert saved and set(saved) == {torch.float32}
+
+
 class _BasicBlock(torch.nn.Module):
     """ResNet's basic block: two convolutions with BatchNorm, an in-place
     ReLU, the shortcut added in place (`out += identity`), a 1x1

@@ -33,7 +33,7 @@ from ..errors import PurityCompilerCrash, PurityError
 from ..guards import SymbolGuard, SymbolicShapes
 from ..importer import import_graph, new_context, renamed_inputs, trace_to_aten
 from ..importer.control_flow import operator_subgraph_nodes
-from ..importer.fx_import import drop_unused_inputs, uncompilable_nodes
+from ..importer.fx_import import DIFFERENTIATED_AS_OPS, drop_unused_inputs, uncompilable_nodes
 from ..importer.locations import op_display_name
 from ..importer.symbolic import SymbolicInputs
 from ..iree.module import (
@@ -322,7 +322,9 @@ def build_entry(
     eager = uncompilable_nodes(graph, context) if fallback == "eager" else {}
 
     def traced_forward() -> tuple[fx.GraphModule, list]:
-        forward, forward_inputs = trace_to_aten(specialized.function, primals, context, user_code)
+        forward, forward_inputs = trace_to_aten(
+            specialized.function, primals, context, user_code, kept=DIFFERENTIATED_AS_OPS
+        )
         forward_inputs = drop_unused_inputs(forward, forward_inputs, first=len(tensors), names=names)
         return forward, renamed_inputs(forward_inputs, specialized.names)
 

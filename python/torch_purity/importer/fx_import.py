@@ -29,7 +29,7 @@ import math
 import operator
 import re
 import warnings
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import dataclass
 
 import torch
@@ -608,6 +608,17 @@ _VARIANCES = frozenset(
     for overload in ("default", "dim", "correction")
 )
 
+
+# Ops a traced graph that is itself traced again under autograd (a training
+# split's forward, whose segments each trace their joint graph) keeps: the
+# float64 decomposition of IREE-WORKAROUND(f32-sum-precision) is then
+# applied below autograd, which differentiates the op with PyTorch's own
+# float32 formula (`var_backward`). Decomposed first, autograd went through
+# float64 copies of the whole input: the backward of the Conv2d block's
+# BatchNorm (8×32×32×32, benchmarks/compare_systems.py) kept a float64 copy
+# of its input and ran four more float64 passes, 984 µs of IREE code per
+# call against eager's 330 µs for BatchNorm's and ReLU's backward.
+DIFFERENTIATED_AS_OPS = _VARIANCES
 
 _aten = torch.ops.aten
 _NAN_PROPAGATING: dict[torch._ops.OpOverload, Callable] = {
@@ -1505,9 +1516,10 @@ def trace_to_aten(
     context: Context,
     user_code: object | None = None,
     symbolic: SymbolicInputs | None = None,
+    kept: Collection[torch._ops.OpOverload] = (),
 ) -> tuple[fx.GraphModule, list[InputDescription]]:
     """make_fx without functionalization, then decomposes ops the dialect
-    lacks. A GraphModule holding parameters or buffers (torch.export's
+    lacks, except those in `kept`. A GraphModule holding parameters or buffers (torch.export's
     `module()`) is traced as a module: its state becomes arguments. With
     `symbolic` (a function's inputs, ints as symbols: importer.symbolic),
     the trace is symbolic and those ints become inputs of the graph."""
@@ -1532,7 +1544,7 @@ def trace_to_aten(
 
     decompositions: dict = {}
     for _ in range(_MAX_DECOMPOSITION_ROUNDS):
-        missing = _unregistered_targets(gm, context)
+        missing = _unregistered_targets(gm, context).difference(kept)
         new = {op: _decomposition_of(op, context) for op in missing if _decomposition_of(op, context) is not None}
         new = {op: d for op, d in new.items() if op not in decompositions}
         if not new:
