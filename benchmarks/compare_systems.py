@@ -69,6 +69,7 @@ import torch_purity
 
 # (Run as a script, benchmarks/ is on sys.path: workloads the other benchmarks define.)
 from decode_loop import decode_step as int_position_decode
+from measured_reasons import report as targets_report
 from torch_purity.driver.compiled import CompiledProgram
 from torch_purity.iree.module import scheduled_buffers
 from training import MLP
@@ -758,6 +759,20 @@ def summary_rows(results: list[Measured], labels: dict[str, str]) -> tuple[list[
     return rows, worst, worst_name
 
 
+def purity_ratios(results: list[Measured]) -> dict[str, dict[str, tuple[float, float, str]]]:
+    """Per workload, Purity against inductor and eager: (median, p10, printed ratio) of the per-round ratios."""
+    by_key = {(r.workload, r.system): r for r in results}
+    found: dict[str, dict[str, tuple[float, float, str]]] = {}
+    for name in dict.fromkeys(r.workload for r in results):
+        purity = by_key.get((name, "purity"))
+        for target in ("inductor", "eager"):
+            other = by_key.get((name, target))
+            ratio = Ratio.of(purity.samples, other.samples) if purity and other else None
+            if ratio:
+                found.setdefault(name, {})[target] = (ratio.median, ratio.p10, str(ratio))
+    return found
+
+
 TABLE_HEAD = [
     "workload",
     "eager µs",
@@ -909,6 +924,7 @@ def main() -> int:
     table = markdown_table(rows, header)
     if worst is not None:
         table += f"\nWorst Purity/inductor: {worst_name}, {worst} (min-max {worst.low:.2f}-{worst.high:.2f}).\n"
+    table += "\n" + targets_report(purity_ratios(results))
     print("\n" + table)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
