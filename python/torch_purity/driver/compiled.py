@@ -49,6 +49,7 @@ from ..iree.runtime import (
     Executable,
     ObjectTemplate,
     OutputNumber,
+    RepeatedOutput,
     SignatureRepeat,
     flatten_arguments,
     input_signature,
@@ -124,8 +125,13 @@ def _specialize(
         leaves, spec = pytree.tree_flatten(result)
         outputs: list[torch.Tensor] = []
         output_constants: dict[int, object] = {}
+        first_leaf: dict[int, int] = {}  # id(tensor) -> the leaf it was first returned at
         for index, leaf in enumerate(leaves):
             if isinstance(leaf, torch.Tensor):
+                if id(leaf) in first_leaf:  # one tensor returned twice: as eager, the same object at both leaves
+                    output_constants[index] = RepeatedOutput(first_leaf[id(leaf)])
+                    continue
+                first_leaf[id(leaf)] = index
                 outputs.append(leaf)
                 continue
             if isinstance(leaf, (torch.SymInt, torch.SymFloat, torch.SymBool)) and free_unbacked_symbols(leaf):

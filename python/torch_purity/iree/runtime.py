@@ -333,6 +333,19 @@ class OutputNumber:
         return {"output_number": self.kind}
 
 
+@dataclass(frozen=True)
+class RepeatedOutput:
+    """A tensor leaf of the output that is the tensor at an earlier leaf
+    (`s = x.sum(); return s, s`): eager returns one object at both places,
+    so a write through one shows through the other. The program returns it
+    once; each call gives back that call's tensor at both places."""
+
+    leaf: int  # the earlier leaf's index
+
+    def to_json(self) -> dict:
+        return {"repeated_output": self.leaf}
+
+
 @dataclass
 class Executable:
     """A compiled `main` and how to call it like the eager program."""
@@ -569,6 +582,8 @@ class Executable:
                 leaves.append(template.rebuild([next(tensor_outputs) for _ in range(template.output_count)]))
             elif isinstance(constants[index], OutputNumber):
                 leaves.append(constants[index].rebuild([next(tensor_outputs)]))
+            elif isinstance(constants[index], RepeatedOutput):
+                leaves.append(leaves[constants[index].leaf])
             else:
                 leaves.append(constants[index])
         return pytree.tree_unflatten(leaves, spec)

@@ -27,7 +27,7 @@ import torch.utils._pytree as pytree
 from ..errors import PurityError
 from ..guards import SymbolGuard, SymbolicShapes
 from .module import LoadedModule
-from .runtime import CallingConvention, Executable, OutputNumber, flatten_arguments, input_signature
+from .runtime import CallingConvention, Executable, OutputNumber, RepeatedOutput, flatten_arguments, input_signature
 
 FORMAT = "purity-saved-program"
 # 2: mutation records and index checks as objects (contract.MutationRecord, IndexCheck);
@@ -84,7 +84,7 @@ def save_program(
     for number, (structure, signature, entry) in enumerate(entries):
         spec, constants = entry.output_spec
         for index, value in constants.items():
-            if not isinstance(value, (bool, int, float, str, type(None), OutputNumber)):
+            if not isinstance(value, (bool, int, float, str, type(None), OutputNumber, RepeatedOutput)):
                 raise PurityError("save", f"output {index} is a {type(value).__name__}, which cannot be saved")
         vmfb = f"entry-{number}.vmfb"
         (folder / vmfb).write_bytes(entry.module.vmfb)
@@ -101,7 +101,7 @@ def save_program(
                 "convention": entry.convention.to_json(),
                 "outputs": pytree.treespec_dumps(spec),
                 "output_constants": [
-                    [index, value.to_json() if isinstance(value, OutputNumber) else value]
+                    [index, value.to_json() if isinstance(value, (OutputNumber, RepeatedOutput)) else value]
                     for index, value in constants.items()
                 ],
                 "vmfb": vmfb,
@@ -215,7 +215,10 @@ def load(folder: str | Path, module: torch.nn.Module | None = None) -> SavedProg
 
 
 def _output_constant(value: object) -> object:
-    """An output constant as saved: a number from tensor data is read from its output per call."""
+    """An output constant as saved: a number from tensor data is read from its output per call; a repeated
+    tensor is the earlier leaf's."""
     if isinstance(value, dict) and set(value) == {"output_number"}:
         return OutputNumber(value["output_number"])
+    if isinstance(value, dict) and set(value) == {"repeated_output"}:
+        return RepeatedOutput(value["repeated_output"])
     return value
