@@ -81,8 +81,10 @@ class Miss:
 
     def describe(self) -> str:
         where = " (within its spread: p10 at or below 1.0)" if self.within_spread else ""
-        why = self.reason or "NO MEASURED REASON RECORDED (benchmarks/measured_reasons.py): a finding to look into"
-        return f"- {self.workload}: Purity / {self.target} {self.ratio}{where}: {why}"
+        return f"Purity / {self.target} {self.ratio}{where}"
+
+
+_NO_REASON = "NO MEASURED REASON RECORDED (benchmarks/measured_reasons.py): a finding to look into"
 
 
 def _recorded(table: dict[str, str], workload: str) -> str | None:
@@ -106,7 +108,8 @@ def misses(ratios: dict[str, dict[str, tuple[float, float, str]]]) -> list[Miss]
 
 
 def report(ratios: dict[str, dict[str, tuple[float, float, str]]]) -> str:
-    """The lines printed after the table: every target missed, with its measured reason."""
+    """The lines printed after the table: per workload, the targets it
+    missed, then its measured reason."""
     found = misses(ratios)
     if not found:
         return (
@@ -117,4 +120,8 @@ def report(ratios: dict[str, dict[str, tuple[float, float, str]]]) -> str:
         "Targets missed (Purity above inductor, or above eager where eager calls a vendor library), "
         "with the measured reasons:"
     ]
-    return "\n".join([*lines, *(miss.describe() for miss in found)]) + "\n"
+    for workload in dict.fromkeys(miss.workload for miss in found):
+        of_workload = [miss for miss in found if miss.workload == workload]
+        ratios_text = "; ".join(miss.describe() for miss in of_workload)
+        lines.append(f"- {workload}: {ratios_text}: {of_workload[0].reason or _NO_REASON}")
+    return "\n".join(lines) + "\n"
