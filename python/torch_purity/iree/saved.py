@@ -33,8 +33,10 @@ FORMAT = "purity-saved-program"
 # 2: mutation records and index checks as objects (contract.MutationRecord, IndexCheck);
 # 3: ints and dynamic sizes out of the signature, each entry's guard on them, shape functions, argument_positions.
 # 4: numbers read from tensor data among the outputs ({"output_number": kind}); a version 3 program loads as it is.
-VERSION = 4
-READABLE_VERSIONS = (3, 4)
+# 5: a tensor returned at several places ({"repeated_output": leaf}), which a version 4 reader would return as a
+#    dict; versions 3 and 4 load as they are.
+VERSION = 5
+READABLE_VERSIONS = (3, 4, 5)
 
 
 def portable_signature(structure: object, signature: tuple) -> str:
