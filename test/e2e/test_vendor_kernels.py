@@ -16,8 +16,11 @@ from torch_purity import PurityError
 from torch_purity.checking import compare
 from torch_purity.driver import compiled as compiled_module
 from torch_purity.driver.compiled import SegmentedEntry
+from torch_purity.driver.segments import written_placeholders
 from torch_purity.driver.vendor_kernels import MAX_WRITTEN_BYTES, MIN_FLOPS, MIN_MATMUL_FLOPS
 from torch_purity.dynamo_backend import purity_backend
+from torch_purity.importer import new_context, trace_to_aten
+from torch_purity.importer.fx_import import DIFFERENTIATED_AS_OPS
 
 
 def _block_and_input(batch: int = 4, channels: int = 16, size: int = 32):
@@ -160,6 +163,21 @@ def test_a_segments_batch_norm_saves_no_float64_copy_for_its_backward():
         for result in program.convention.saved_results.values()
     ]
     assert saved and set(saved) == {torch.float32}
+
+
+def test_the_split_forward_keeps_batch_norm_and_knows_its_running_statistics_written():
+    """The forward a training split is cut from keeps native_batch_norm (its
+    backward is then native_batch_norm_backward's, as eager's); the
+    running statistics it writes, which its schema does not mark, count as
+    written (the vendor kernels' written-bytes limit, the inputs a split
+    restores when a later step fails)."""
+    batch_norm = torch.nn.BatchNorm2d(4).train()
+    x = torch.randn(2, 4, 3, 3, requires_grad=True)
+    graph, inputs = trace_to_aten(batch_norm, [x], new_context(), kept=DIFFERENTIATED_AS_OPS)
+    assert any(node.target is torch.ops.aten.native_batch_norm.default for node in graph.graph.nodes)
+    placeholders = [node for node in graph.graph.nodes if node.op == "placeholder"]
+    written = {inputs[i].name for i in written_placeholders(graph, placeholders)}
+    assert {"buffer:running_mean", "buffer:running_var"} <= written
 
 
 class _BasicBlock(torch.nn.Module):

@@ -48,6 +48,7 @@ from torch.fx.node import map_arg
 
 from ..checking import clone_preserving_aliasing
 from ..errors import EagerFallbackWarning, PurityError
+from ..importer.fx_import import unmarked_writes
 from ..importer.locations import op_display_name, source_of
 
 
@@ -238,17 +239,20 @@ def written_placeholders(
     graph: fx.GraphModule, placeholders: list[fx.Node], nodes: Sequence[fx.Node] | None = None
 ) -> list[int]:
     """Positions of the placeholders whose storage an op of the graph (of
-    `nodes`, where given) writes (an argument its schema marks written,
-    followed through views to its base, views made by eager ops included: a
-    write through an eager `as_strided` of an input writes that input)."""
+    `nodes`, where given) writes (an argument its schema marks written, or
+    one it writes unmarked: `fx_import.unmarked_writes`; followed through
+    views to its base, views made by eager ops included: a write through an
+    eager `as_strided` of an input writes that input)."""
     written: set[fx.Node] = set()
     for node in graph.graph.nodes if nodes is None else nodes:
         if node.op != "call_function" or not isinstance(node.target, torch._ops.OpOverload):
             continue
-        for index, parameter in enumerate(node.target._schema.arguments):
-            if parameter.alias_info is None or not parameter.alias_info.is_write:
-                continue
-            value = node.args[index] if index < len(node.args) else node.kwargs.get(parameter.name)
+        marked = [
+            node.args[index] if index < len(node.args) else node.kwargs.get(parameter.name)
+            for index, parameter in enumerate(node.target._schema.arguments)
+            if parameter.alias_info is not None and parameter.alias_info.is_write
+        ]
+        for value in [*marked, *unmarked_writes(node)]:
             while isinstance(value, fx.Node) and (parent := _alias_parent(value)) is not None:
                 value = parent[1]
             if isinstance(value, fx.Node):

@@ -610,15 +610,33 @@ _VARIANCES = frozenset(
 
 
 # Ops a traced graph that is itself traced again under autograd (a training
-# split's forward, whose segments each trace their joint graph) keeps: the
-# float64 decomposition of IREE-WORKAROUND(f32-sum-precision) is then
-# applied below autograd, which differentiates the op with PyTorch's own
-# float32 formula (`var_backward`). Decomposed first, autograd went through
+# split's forward, whose segments each trace their joint graph) keeps: their
+# decompositions are then applied below autograd, which differentiates each
+# op with PyTorch's own formula, as in an entry compiled whole. For the
+# variances, the float64 decomposition of IREE-WORKAROUND(f32-sum-precision)
+# gets `var_backward`, in float32; decomposed first, autograd went through
 # float64 copies of the whole input: the backward of the Conv2d block's
 # BatchNorm (8×32×32×32, benchmarks/compare_systems.py) kept a float64 copy
 # of its input and ran four more float64 passes, 984 µs of IREE code per
-# call against eager's 330 µs for BatchNorm's and ReLU's backward.
-DIFFERENTIATED_AS_OPS = _VARIANCES
+# call against eager's 330 µs for BatchNorm's and ReLU's backward. For
+# BatchNorm itself, `native_batch_norm_backward` (PyTorch's decomposition of
+# it: two sums and one pass over the input) instead of the autograd of its
+# decomposition (five sums and four passes; 613 µs of that backward). Its
+# writes, which its schema does not mark, are `unmarked_writes`.
+DIFFERENTIATED_AS_OPS = _VARIANCES | {torch.ops.aten.native_batch_norm.default}
+_RUNNING_STATISTICS = ((3, "running_mean"), (4, "running_var"))  # native_batch_norm's arguments
+
+
+def unmarked_writes(node: fx.Node) -> list[object]:
+    """The arguments a node writes that its op's schema does not mark
+    written: a training-mode `native_batch_norm`'s running statistics (its
+    forced decomposition makes them explicit where it is decomposed)."""
+    if node.op != "call_function" or node.target is not torch.ops.aten.native_batch_norm.default:
+        return []
+    training = node.args[5] if len(node.args) > 5 else node.kwargs.get("training")
+    statistics = [node.args[i] if len(node.args) > i else node.kwargs.get(name) for i, name in _RUNNING_STATISTICS]
+    return [value for value in statistics if value is not None] if training else []
+
 
 _aten = torch.ops.aten
 _NAN_PROPAGATING: dict[torch._ops.OpOverload, Callable] = {
