@@ -29,6 +29,11 @@ VENDOR_LIBRARIES = {
 }
 
 _EPYC = "2-core AMD EPYC (KVM), 2026-12-07"
+# The optimizer steps written out (SGD with momentum, Adam).
+_MEMORY_BOUND_UPDATE = (
+    "a memory-bound update of 50 parameters: Purity's independent parts run on torch's two threads as "
+    f"inductor's loops do, and both run at the memory's bandwidth. ({_EPYC})"
+)
 
 REASONS = {
     "mlp_train_step": (
@@ -62,14 +67,8 @@ REASONS = {
         "70 µs with whole-row tiles, iree/narrow_products.py), where eager's and inductor's run in MKL on two "
         f"threads; the whole step is at inductor's time. ({_EPYC})"
     ),
-    "adam": (
-        "a memory-bound update of 50 parameters: Purity's independent parts run on torch's two threads as "
-        f"inductor's loops do, and both run at the memory's bandwidth. ({_EPYC})"
-    ),
-    "sgd_momentum": (
-        "a memory-bound update of 50 parameters: Purity's independent parts run on torch's two threads as "
-        f"inductor's loops do, and both run at the memory's bandwidth. ({_EPYC})"
-    ),
+    "adam": _MEMORY_BOUND_UPDATE,
+    "sgd_momentum": _MEMORY_BOUND_UPDATE,
 }
 
 
